@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Fails when a generated file or a golden file is out of date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+go run ./cmd/fargatekit rules -o markdown > "$tmp"
+if ! diff -u docs/rules.md "$tmp"; then
+	echo "docs/rules.md is stale: run make generate" >&2
+	status=1
+fi
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-formatted: $unformatted" >&2
+	status=1
+fi
+
+if ! go mod tidy -diff >/dev/null 2>&1; then
+	echo "go.mod/go.sum are not tidy: run go mod tidy" >&2
+	go mod tidy -diff >&2 || true
+	status=1
+fi
+exit $status

@@ -1,0 +1,222 @@
+// Package check implements `fargatekit check`: static analysis of manifests
+// for EKS on Fargate.
+package check
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/config"
+	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/internal/profiles"
+	"github.com/fargatekit/fargatekit/internal/report"
+	"github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
+)
+
+type flagpole struct {
+	profileFiles  []string
+	inline        []string
+	namespace     string
+	targetVersion string
+	region        string
+	output        string
+	failOn        string
+	configPath    string
+	color         string
+	maxFileSize   int64
+}
+
+// NewCommand returns the check command.
+func NewCommand(s streams.Streams) *cobra.Command {
+	f := &flagpole{}
+	cmd := &cobra.Command{
+		Use:   "check [flags] PATH...",
+		Short: "Check manifests for Fargate readiness, size, cost and removed APIs",
+		Long: "check reads Kubernetes manifests (files, directories searched for .yaml, .yml and .json, or - for\n" +
+			"standard input), decides which workloads Fargate profiles place on Fargate, and reports what\n" +
+			"fargate-scheduler would refuse, what Fargate ignores, what each workload costs there, and which\n" +
+			"API versions the target Kubernetes version no longer serves.\n\n" +
+			"Without profiles, every workload is assessed as a Fargate candidate.\n\n" +
+			"Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it; 2 usage or input errors\n" +
+			"(the other files are still checked).",
+		Example: "  # Check a directory, every workload treated as a Fargate candidate\n" +
+			"  fargatekit check deploy/\n\n" +
+			"  # Use the profiles of an eksctl ClusterConfig, or of `aws eks describe-fargate-profile`\n" +
+			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
+			"  # An inline profile: namespaces prod-*, pods labelled app=web\n" +
+			"  fargatekit check --fargate-profile 'name=web,namespace=prod-*,labels=app=web' deploy/\n\n" +
+			"  # Rendered Helm output from standard input, SARIF for GitHub code scanning\n" +
+			"  helm template my-chart | fargatekit check -o sarif - > fargatekit.sarif",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("no input: give files, directories, or - for standard input (see fargatekit check --help)")
+			}
+			return run(cmd, s, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.profileFiles, "profiles", nil, "Fargate profiles: an eksctl ClusterConfig or `aws eks describe-fargate-profile` JSON (repeatable)")
+	fl.StringArrayVar(&f.inline, "fargate-profile", nil, "an inline Fargate profile: name=N,namespace=NS[,labels=K=V[,K=V]][,namespace=NS2...] (repeatable)")
+	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
+	fl.StringVar(&f.targetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: newest EKS version in standard support today)")
+	fl.StringVar(&f.region, "region", fargate.DefaultRegion, "AWS region for prices ("+strings.Join(fargate.Regions(), ", ")+")")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+strings.Join(report.FormatNames(), ", "))
+	fl.StringVar(&f.failOn, "fail-on", "blocker", "lowest severity that makes the exit code 1: blocker, warning, info or none")
+	fl.StringVar(&f.configPath, "config", "", "config file (default: "+config.FileName+" in the working directory, if present)")
+	fl.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
+	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	return cmd
+}
+
+func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
+	reg := builtin.Registry()
+	write, ok := report.Formats[f.output]
+	if !ok {
+		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(report.FormatNames(), ", "), f.output)
+	}
+	failOn, err := parseFailOn(f.failOn)
+	if err != nil {
+		return err
+	}
+	color, err := streams.Color(f.color, s.Out)
+	if err != nil {
+		return err
+	}
+	target := eks.DefaultTarget(time.Now())
+	if f.targetVersion != "" {
+		if target, err = eks.ParseMinor(f.targetVersion); err != nil {
+			return fmt.Errorf("--target-version: %w", err)
+		}
+	}
+	price, err := fargate.PriceIn(f.region)
+	if err != nil {
+		return fmt.Errorf("--region: %w", err)
+	}
+	cfgPath, explicit := f.configPath, f.configPath != ""
+	if !explicit {
+		cfgPath = config.FileName
+	}
+	cfg, err := config.Load(cfgPath, explicit, reg)
+	if err != nil {
+		return err
+	}
+
+	rep := &report.Report{Target: target, Region: f.region, Version: cmd.Root().Version, Rules: cfg.Rules(reg)}
+	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, AllowedCapabilities: cfg.AllowedCapabilities}
+	ctx.Profiles, ctx.PodIdentity, rep.Errors = loadProfiles(f)
+
+	engine := rules.NewEngine(ctx, rep.Rules, rules.Options{Severity: cfg.Severity})
+	progress := newProgress(s.ErrOut)
+	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: cfg.Ignored, OnFile: progress.file}
+	loader.Load(paths, func(o *object.Object) {
+		progress.object()
+		engine.Add(o)
+	}, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
+	progress.done()
+
+	res := engine.Result()
+	rep.Findings, rep.Workloads = res.Findings, res.Workloads
+	if err := write(s.Out, rep, report.Options{Color: color}); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return exitCode(rep, failOn)
+}
+
+// loadProfiles reads every profile source; a bad one becomes an input error
+// and the others still count. nil profiles means none were given.
+func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociation, []manifest.Error) {
+	var (
+		list     []fargate.Profile
+		identity []rules.PodIdentityAssociation
+		errs     []manifest.Error
+	)
+	for _, path := range f.profileFiles {
+		set, err := profiles.ReadFile(path)
+		if err != nil {
+			errs = append(errs, manifest.Error{File: path, Message: err.Error()})
+		}
+		list = append(list, set.Profiles...)
+		identity = append(identity, set.PodIdentity...)
+	}
+	for _, spec := range f.inline {
+		p, err := profiles.ParseInline(spec)
+		if err != nil {
+			errs = append(errs, manifest.Error{File: "--fargate-profile", Message: err.Error()})
+			continue
+		}
+		list = append(list, p)
+	}
+	if list == nil && (len(f.profileFiles) > 0 || len(f.inline) > 0) {
+		list = []fargate.Profile{} // profiles were given but none is usable: nothing is on Fargate
+	}
+	return list, identity, errs
+}
+
+// parseFailOn reads --fail-on; 0 means never fail on findings.
+func parseFailOn(s string) (rules.Severity, error) {
+	if s == "none" {
+		return 0, nil
+	}
+	sev, err := rules.ParseSeverity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--fail-on must be blocker, warning, info or none, not %q", s)
+	}
+	return sev, nil
+}
+
+func exitCode(rep *report.Report, failOn rules.Severity) error {
+	if len(rep.Errors) > 0 {
+		return &streams.ExitError{Code: streams.ExitInvalid}
+	}
+	if failOn == 0 {
+		return nil
+	}
+	for _, f := range rep.Findings {
+		if f.Severity >= failOn {
+			return &streams.ExitError{Code: streams.ExitFindings}
+		}
+	}
+	return nil
+}
+
+// progress reports on a terminal how far a long scan got.
+type progress struct {
+	w              *os.File
+	files, objects int
+	last           time.Time
+	shown          bool
+}
+
+func newProgress(w any) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !streams.IsTerminal(f) {
+		return &progress{}
+	}
+	return &progress{w: f, last: time.Now()}
+}
+
+func (p *progress) file(string) { p.files++; p.tick() }
+func (p *progress) object()     { p.objects++ }
+
+func (p *progress) tick() {
+	if p.w == nil || time.Since(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last, p.shown = time.Now(), true
+	fmt.Fprintf(p.w, "\rread %d files, %d objects…", p.files, p.objects)
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

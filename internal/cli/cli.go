@@ -1,0 +1,66 @@
+// Package cli builds the fargatekit command tree. Only Main's caller exits.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fargatekit/fargatekit/internal/cli/check"
+	"github.com/fargatekit/fargatekit/internal/cli/rulescmd"
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+)
+
+// Version is set at build time with -ldflags "-X github.com/fargatekit/fargatekit/internal/cli.Version=...".
+var Version = "dev"
+
+// Main runs fargatekit with args (without the program name) and returns the exit code.
+func Main(args []string, s streams.Streams) int {
+	cmd := NewCommand(s)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	var exit *streams.ExitError
+	switch {
+	case err == nil:
+		return streams.ExitOK
+	case errors.As(err, &exit):
+		return exit.Code
+	default:
+		fmt.Fprintf(s.ErrOut, "error: %v\n", err)
+		return streams.ExitInvalid
+	}
+}
+
+// NewCommand returns the root command.
+func NewCommand(s streams.Streams) *cobra.Command {
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "fargatekit",
+		Short: "Find what breaks, moves or costs money on Amazon EKS with AWS Fargate",
+		Long: "fargatekit knows the hidden rules of EKS on Fargate: which pods Fargate profiles place there, what\n" +
+			"fargate-scheduler refuses, how it sizes and bills a pod, and what an upgrade removes.",
+		Example: "  # Check manifests against Fargate profiles from an eksctl config\n" +
+			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
+			"  # List the rules\n" +
+			"  fargatekit rules",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(s.ErrOut, &slog.HandlerOptions{Level: level})))
+			return nil
+		},
+	}
+	cmd.SetIn(s.In)
+	cmd.SetOut(s.Out)
+	cmd.SetErr(s.ErrOut)
+	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
+	cmd.AddCommand(check.NewCommand(s), rulescmd.NewCommand(s))
+	return cmd
+}

@@ -1,0 +1,433 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+// DefaultMaxFileSize is the largest file read unless the Loader says otherwise.
+const DefaultMaxFileSize = 64 << 20
+
+// StdinName is how objects read from standard input name their file.
+const StdinName = "<stdin>"
+
+// Error is a problem with the input, at a file and, when known, a line.
+type Error struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+func (e Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Message)
+}
+
+// Loader reads Kubernetes objects from files, directories and standard input.
+type Loader struct {
+	// MaxFileSize is the largest file read; 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// Skip, if set, is asked about every file found in a directory; files
+	// named on the command line are always read.
+	Skip func(path string) bool
+	// OnFile, if set, is called before each file is read.
+	OnFile func(path string)
+}
+
+// Extensions are the file endings read from directories.
+var Extensions = []string{".yaml", ".yml", ".json"}
+
+// Load reads every path and calls emit for each object and fail for each
+// problem, in input order. A problem never stops the other documents or files
+// from being read.
+func (l *Loader) Load(paths []string, emit func(*object.Object), fail func(Error)) {
+	for _, p := range paths {
+		if p == "-" {
+			data, err := l.readAll(l.Stdin)
+			if err != nil {
+				fail(Error{File: StdinName, Message: err.Error()})
+				continue
+			}
+			Parse(StdinName, data, emit, fail)
+			continue
+		}
+		for _, f := range l.files(p, fail) {
+			if l.OnFile != nil {
+				l.OnFile(f)
+			}
+			data, err := l.readFile(f)
+			if err != nil {
+				fail(Error{File: f, Message: err.Error()})
+				continue
+			}
+			Parse(f, data, emit, fail)
+		}
+	}
+}
+
+// Files lists the files a path stands for: itself, or the manifest files
+// below a directory in lexical order, skipping hidden files and directories.
+func (l *Loader) files(root string, fail func(Error)) []string {
+	info, err := os.Stat(root)
+	if err != nil {
+		fail(Error{File: root, Message: describe(err)})
+		return nil
+	}
+	if !info.IsDir() {
+		return []string{root}
+	}
+	var out []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fail(Error{File: path, Message: describe(err)})
+			return nil
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !hasExtension(path) || (l.Skip != nil && l.Skip(path)) {
+			return nil
+		}
+		out = append(out, path)
+		return nil
+	})
+	if err != nil {
+		fail(Error{File: root, Message: describe(err)})
+	}
+	return out
+}
+
+func hasExtension(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range Extensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func (l *Loader) max() int64 {
+	if l.MaxFileSize > 0 {
+		return l.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+func (l *Loader) readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.New(describe(err))
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Size() > l.max() {
+		return nil, fmt.Errorf("file is too large (%d bytes; the limit is %d, see --max-file-size)", info.Size(), l.max())
+	}
+	return l.readAll(f)
+}
+
+func (l *Loader) readAll(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no standard input")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, l.max()+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if int64(len(data)) > l.max() {
+		return nil, fmt.Errorf("input is too large (more than %d bytes, see --max-file-size)", l.max())
+	}
+	return data, nil
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// Parse reads every object of one file's contents.
+func Parse(file string, data []byte, emit func(*object.Object), fail func(Error)) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		fail(Error{File: file, Message: "binary file (contains a NUL byte), not YAML or JSON"})
+		return
+	}
+	if !utf8.Valid(data) {
+		line := 1 + bytes.Count(data[:invalidUTF8(data)], []byte("\n"))
+		fail(Error{File: file, Line: line, Message: "not valid UTF-8 text"})
+		return
+	}
+	data = bytes.TrimPrefix(data, bom)
+	for _, doc := range splitDocuments(data) {
+		parseDocument(file, doc, emit, fail)
+	}
+}
+
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(data)
+}
+
+// document is one YAML document and the line of the file it starts on.
+type document struct {
+	data  []byte
+	first int // 1-based line of data's first line in the file
+}
+
+// splitDocuments cuts a YAML stream at its "---" separator lines, so that a
+// broken document does not hide the ones after it.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	start, startLine, line := 0, 1, 1
+	for i := 0; i <= len(data); {
+		end := bytes.IndexByte(data[i:], '\n')
+		if end < 0 {
+			end = len(data) - i
+		}
+		text := data[i : i+end]
+		if isSeparator(text) {
+			docs = append(docs, document{data: data[start:i], first: startLine})
+			start, startLine = i+end+1, line+1
+		}
+		i += end + 1
+		line++
+	}
+	if start < len(data) {
+		docs = append(docs, document{data: data[start:], first: startLine})
+	}
+	return docs
+}
+
+func isSeparator(line []byte) bool {
+	line = bytes.TrimRight(line, "\r")
+	if !bytes.HasPrefix(line, []byte("---")) {
+		return false
+	}
+	rest := line[3:]
+	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t'
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func parseDocument(file string, doc document, emit func(*object.Object), fail func(Error)) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc.data, &root); err != nil {
+		fail(yamlError(file, doc, err))
+		return
+	}
+	if len(root.Content) == 0 {
+		return // empty document: comments or nothing
+	}
+	n := root.Content[0]
+	shift(n, doc.first-1)
+	decodeNode(file, n, emit, fail)
+}
+
+// yamlError turns a parser error into an Error at the file's line.
+func yamlError(file string, doc document, err error) Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := doc.first
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		n, _ := strconv.Atoi(msg[m[2]:m[3]])
+		line = doc.first + n - 1
+		msg = msg[:m[0]] + msg[m[1]:]
+		msg = strings.TrimLeft(strings.TrimPrefix(msg, ":"), " ")
+	}
+	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
+}
+
+// shift moves every node's line by offset, making lines relative to the file.
+func shift(n *yaml.Node, offset int) {
+	if offset == 0 {
+		return
+	}
+	var walk func(*yaml.Node)
+	seen := map[*yaml.Node]bool{}
+	walk = func(n *yaml.Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		n.Line += offset
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+}
+
+func decodeNode(file string, n *yaml.Node, emit func(*object.Object), fail func(Error)) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return
+		}
+		fail(Error{File: file, Line: n.Line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n))})
+		return
+	}
+	src := object.Source{File: file, Line: n.Line}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		fail(Error{File: file, Line: n.Line, Message: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")})
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		fail(Error{File: file, Line: n.Line, Message: "cannot convert to JSON: " + err.Error()})
+		return
+	}
+	lines := &nodeLines{root: n}
+	obj, err := object.Decode(data, src, lines)
+	if err != nil {
+		line := n.Line
+		var fe *object.FieldError
+		if errors.As(err, &fe) && fe.Path != "" {
+			line = lines.Line(fe.Path)
+		}
+		fail(Error{File: file, Line: line, Message: objectName(obj) + err.Error()})
+		if obj == nil {
+			return
+		}
+	}
+	if strings.HasSuffix(obj.Ref.Kind, "List") {
+		if items := lookup(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
+			for _, item := range items.Content {
+				decodeNode(file, item, emit, fail)
+			}
+			return
+		}
+	}
+	emit(obj)
+}
+
+func objectName(o *object.Object) string {
+	if o == nil {
+		return ""
+	}
+	return o.Ref.String() + ": "
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the scalar %q", truncate(n.Value, 40))
+	}
+	return "something else"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func lookup(m *yaml.Node, key string) *yaml.Node {
+	if m.Kind == yaml.AliasNode {
+		m = m.Alias
+	}
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// nodeLines resolves field paths in a parsed YAML object.
+type nodeLines struct{ root *yaml.Node }
+
+// Line returns the line of path, or of its deepest existing ancestor. Path
+// segments are separated by dots; [N] indexes a list and [key] names a map key
+// that itself contains dots (metadata.annotations[eks.amazonaws.com/compute-type]).
+func (l *nodeLines) Line(path string) int {
+	n, line := l.root, l.root.Line
+	for _, seg := range segments(path) {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		var next *yaml.Node
+		keyLine := 0
+		if i, err := strconv.Atoi(seg); err == nil && n.Kind == yaml.SequenceNode {
+			if i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+				keyLine = next.Line
+			}
+		} else if n.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == seg {
+					next, keyLine = n.Content[j+1], n.Content[j].Line
+					break
+				}
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n, line = next, keyLine
+	}
+	return line
+}
+
+func segments(path string) []string {
+	var out []string
+	for path != "" {
+		switch {
+		case path[0] == '.':
+			path = path[1:]
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return append(out, path[1:])
+			}
+			out = append(out, path[1:end])
+			path = path[end+1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			out = append(out, path[:end])
+			path = path[end:]
+		}
+	}
+	return out
+}

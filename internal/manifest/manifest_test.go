@@ -1,0 +1,216 @@
+package manifest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+type got struct {
+	Objects []string // Kind/name@line
+	Errors  []string // line: message prefix
+}
+
+func parse(t *testing.T, data string) got {
+	t.Helper()
+	var g got
+	Parse("f.yaml", []byte(data), func(o *object.Object) {
+		g.Objects = append(g.Objects, o.Ref.Kind+"/"+o.Ref.Name+"@"+itoa(o.Source.Line))
+	}, func(e Error) {
+		if e.File != "f.yaml" {
+			t.Errorf("error names file %q", e.File)
+		}
+		g.Errors = append(g.Errors, itoa(e.Line)+": "+e.Message)
+	})
+	return g
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want got
+	}{
+		{"multi-document", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# comment\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n",
+			got{Objects: []string{"ConfigMap/a@1", "Secret/b@7"}}},
+		{"leading separator and document end", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n...\n",
+			got{Objects: []string{"ConfigMap/a@2"}}},
+		{"flow style", "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: i}]}}\n",
+			got{Objects: []string{"Pod/p@1"}}},
+		{"json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}`,
+			got{Objects: []string{"Pod/p@1"}}},
+		{"list", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n",
+			got{Objects: []string{"ConfigMap/a@4", "ConfigMap/b@7"}}},
+		{"typed list", "apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
+			got{Objects: []string{"ConfigMap/a@4"}}},
+		{"custom resource passes through", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {anything: [1, 2]}\n",
+			got{Objects: []string{"Widget/w@1"}}},
+		{"empty file", "", got{}},
+		{"only comments", "# nothing\n---\n# here\n", got{}},
+		{"malformed document keeps the others", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkey: [unclosed\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+			got{Objects: []string{"ConfigMap/a@1", "ConfigMap/c@7"}, Errors: []string{"5: invalid YAML: did not find expected ',' or ']'"}}},
+		{"error line inside a later document", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n   bad: indent\n",
+			got{Objects: []string{"ConfigMap/a@1"}, Errors: []string{"9: invalid YAML: mapping values are not allowed in this context"}}},
+		{"not an object: list", "- a\n- b\n", got{Errors: []string{"1: document is not an object (found a list)"}}},
+		{"not an object: scalar", "hello\n", got{Errors: []string{`1: document is not an object (found the scalar "hello")`}}},
+		{"no kind", "apiVersion: v1\nmetadata: {name: a}\n", got{Errors: []string{"1: object has no kind"}}},
+		{"no apiVersion and kind", "metadata: {name: a}\n", got{Errors: []string{"1: object has no apiVersion and kind"}}},
+		{"wrong field type names the field's line", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: many\n  template: {}\n",
+			got{Objects: []string{"Deployment/d@1"}, Errors: []string{"5: Deployment/d: field spec.replicas: cannot use a JSON string as int32"}}},
+		{"label that is a number", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    version: 1.0\n",
+			got{Errors: []string{"5: field metadata.labels: cannot use a JSON number as string"}}},
+		{"case matters as in Kubernetes", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  HostNetwork: true\n  containers: [{name: c}]\n",
+			got{Objects: []string{"Pod/p@1"}}},
+		{"alias bomb is refused", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nkind: X\n",
+			got{Errors: []string{"1: invalid YAML: document contains excessive aliasing"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := parse(t, tc.in)
+			if diff := cmp.Diff(tc.want, g, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHostNetworkCaseSensitive(t *testing.T) {
+	var pod *object.Object
+	Parse("f.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  HostNetwork: true\n  containers: [{name: c}]\n"),
+		func(o *object.Object) { pod = o }, func(e Error) { t.Fatal(e) })
+	if pod.Pod.Template.Spec.HostNetwork {
+		t.Error("HostNetwork (capital H) must not set hostNetwork: the API server decodes case-sensitively")
+	}
+}
+
+func TestBadBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"binary", "apiVersion: v1\x00\x01\x02", "0: binary file (contains a NUL byte), not YAML or JSON"},
+		{"latin-1", "apiVersion: v1\nkind: ConfigMap\ndata: {a: caf\xe9}\n", "3: not valid UTF-8 text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := parse(t, tc.in)
+			if diff := cmp.Diff([]string{tc.want}, g.Errors); diff != "" || len(g.Objects) > 0 {
+				t.Errorf("(-want +got):\n%s objects %v", diff, g.Objects)
+			}
+		})
+	}
+}
+
+func TestFieldLines(t *testing.T) {
+	const doc = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+spec:
+  template:
+    metadata:
+      annotations:
+        eks.amazonaws.com/compute-type: ec2
+    spec:
+      containers:
+        - name: a
+          image: x
+        - name: b
+          securityContext:
+            privileged: true
+`
+	var o *object.Object
+	Parse("f.yaml", []byte(doc), func(obj *object.Object) { o = obj }, func(e Error) { t.Fatal(e) })
+	for path, want := range map[string]int{
+		"":                                        1,
+		"kind":                                    2,
+		"spec.template.spec.containers[1].securityContext.privileged": 16,
+		"spec.template.spec.containers[0]":                            12,
+		"spec.template.metadata.annotations[eks.amazonaws.com/compute-type]": 9,
+		"spec.template.spec.containers[7]":                                   11, // missing: nearest ancestor
+		"spec.template.spec.hostNetwork":                                     10,
+	} {
+		if got := o.Line(path); got != want {
+			t.Errorf("Line(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	write("a.yaml", cm("a"))
+	write("sub/b.yml", cm("b"))
+	write("sub/c.json", `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}`)
+	write("sub/readme.md", "not read")
+	write(".hidden/d.yaml", cm("d"))
+	write(".fargatekit.yaml", "disable: [FG001]\n")
+	write("vendor/e.yaml", cm("e"))
+	write("big.yaml", cm("big")+strings.Repeat("# padding\n", 200))
+
+	var names, errs []string
+	l := &Loader{
+		MaxFileSize: 1000,
+		Stdin:       strings.NewReader(cm("stdin")),
+		Skip:        func(p string) bool { return strings.Contains(filepath.ToSlash(p), "/vendor/") },
+	}
+	l.Load([]string{dir, "-", filepath.Join(dir, "missing.yaml")}, func(o *object.Object) {
+		names = append(names, o.Ref.Name+"@"+filepath.Base(o.Source.File))
+	}, func(e Error) { errs = append(errs, filepath.Base(e.File)+": "+e.Message) })
+
+	if diff := cmp.Diff([]string{"a@a.yaml", "b@b.yml", "c@c.json", "stdin@<stdin>"}, names); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	wantErrs := []string{
+		"big.yaml: file is too large (2053 bytes; the limit is 1000, see --max-file-size)",
+		"missing.yaml: no such file or directory",
+	}
+	if diff := cmp.Diff(wantErrs, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestStdinTooLarge(t *testing.T) {
+	var errs []string
+	l := &Loader{MaxFileSize: 10, Stdin: bytes.NewReader(make([]byte, 11))}
+	l.Load([]string{"-"}, func(*object.Object) {}, func(e Error) { errs = append(errs, e.Error()) })
+	if diff := cmp.Diff([]string{"<stdin>: input is too large (more than 10 bytes, see --max-file-size)"}, errs); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: Pod, metadata: {name: p}}]\n"))
+	f.Add([]byte("---\n---\n- a\n---\n{\"kind\": 1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		Parse("f.yaml", data, func(o *object.Object) {
+			if o.Ref.Kind == "" || o.Ref.APIVersion == "" {
+				t.Fatalf("object without kind or apiVersion: %+v", o.Ref)
+			}
+			_ = o.Line("spec.template.spec.containers[0].image")
+		}, func(e Error) {
+			if e.File != "f.yaml" || e.Message == "" {
+				t.Fatalf("error without file or message: %+v", e)
+			}
+		})
+	})
+}

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+// The JSON output is a public contract, documented in docs/json-output.md:
+// fields are only added, never renamed or removed, within a major version.
+// These types are its only definition; keep the document in step.
+
+type jsonReport struct {
+	Findings  []jsonFinding  `json:"findings"`
+	Workloads []jsonWorkload `json:"workloads"`
+	Errors    []jsonError    `json:"errors"`
+	Summary   jsonSummary    `json:"summary"`
+	Target    string         `json:"target"`
+	Region    string         `json:"region"`
+	Version   string         `json:"version"`
+}
+
+type jsonRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+type jsonFinding struct {
+	Rule     string            `json:"rule"`
+	Name     string            `json:"name"`
+	Category string            `json:"category"`
+	Severity string            `json:"severity"`
+	Object   jsonRef           `json:"object"`
+	File     string            `json:"file"`
+	Line     int               `json:"line"`
+	Path     string            `json:"path,omitempty"`
+	Message  string            `json:"message"`
+	Details  map[string]string `json:"details,omitempty"`
+}
+
+type jsonWorkload struct {
+	Object              jsonRef `json:"object"`
+	File                string  `json:"file"`
+	Line                int     `json:"line"`
+	Fargate             bool    `json:"fargate"`
+	Profile             string  `json:"profile"`
+	Reason              string  `json:"reason"`
+	CapacityProvisioned string  `json:"capacityProvisioned"`
+	EphemeralStorageGiB int64   `json:"ephemeralStorageGiB"`
+	Replicas            int     `json:"replicas"`
+	HourlyCostUSD       float64 `json:"hourlyCostUSD"`
+	MonthlyCostUSD      float64 `json:"monthlyCostUSD"`
+}
+
+type jsonError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+type jsonSummary struct {
+	Blocker          int     `json:"blocker"`
+	Warning          int     `json:"warning"`
+	Info             int     `json:"info"`
+	Errors           int     `json:"errors"`
+	FargateWorkloads int     `json:"fargateWorkloads"`
+	MonthlyCostUSD   float64 `json:"monthlyCostUSD"`
+}
+
+func toJSONRef(r object.Ref) jsonRef {
+	return jsonRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// toJSON converts a report to the contract's shape; arrays are never nil.
+func toJSON(r *Report) jsonReport {
+	s := r.Summary()
+	out := jsonReport{
+		Findings:  make([]jsonFinding, 0, len(r.Findings)),
+		Workloads: make([]jsonWorkload, 0, len(r.Workloads)),
+		Errors:    make([]jsonError, 0, len(r.Errors)),
+		Summary: jsonSummary{
+			Blocker: s.Blocker, Warning: s.Warning, Info: s.Info, Errors: s.Errors,
+			FargateWorkloads: s.FargateWorkloads, MonthlyCostUSD: s.MonthlyCostUSD,
+		},
+		Target:  r.Target,
+		Region:  r.Region,
+		Version: r.Version,
+	}
+	for _, f := range r.Findings {
+		jf := jsonFinding{
+			Rule:     ruleID(f),
+			Name:     ruleName(f),
+			Category: string(ruleCategory(f)),
+			Severity: f.Severity.String(),
+			Object:   toJSONRef(f.Object),
+			File:     f.Source.File,
+			Line:     f.Source.Line,
+			Path:     f.Path,
+			Message:  f.Message,
+		}
+		if len(f.Details) > 0 {
+			jf.Details = f.Details
+		}
+		out.Findings = append(out.Findings, jf)
+	}
+	for _, w := range r.Workloads {
+		out.Workloads = append(out.Workloads, jsonWorkload{
+			Object:              toJSONRef(w.Ref),
+			File:                w.Source.File,
+			Line:                w.Source.Line,
+			Fargate:             w.Placement.Fargate,
+			Profile:             w.Placement.Profile,
+			Reason:              w.Placement.Reason,
+			CapacityProvisioned: capacity(w),
+			EphemeralStorageGiB: w.Sizing.EphemeralGiB,
+			Replicas:            w.Replicas,
+			HourlyCostUSD:       hourly(w),
+			MonthlyCostUSD:      monthly(w),
+		})
+	}
+	for _, e := range r.Errors {
+		out.Errors = append(out.Errors, jsonError{File: e.File, Line: e.Line, Message: e.Message})
+	}
+	return out
+}
+
+// writeJSON writes the report as the JSON contract, indented by two spaces.
+func writeJSON(w io.Writer, r *Report, _ Options) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(toJSON(r)); err != nil {
+		return fmt.Errorf("writing the json report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxMarkdownRows caps each table so a comment stays within what a
+// pull-request comment holds (GitHub: 65,536 characters).
+const maxMarkdownRows = 100
+
+// writeMarkdown writes a short report for a pull-request comment: a heading,
+// a summary table, findings, workloads and input errors.
+func writeMarkdown(w io.Writer, r *Report, _ Options) error {
+	var b bytes.Buffer
+	s := r.Summary()
+
+	b.WriteString("## fargatekit\n\n")
+	var about []string
+	if r.Target != "" {
+		about = append(about, "Kubernetes "+r.Target)
+	}
+	if r.Region != "" {
+		about = append(about, r.Region)
+	}
+	if r.Version != "" {
+		about = append(about, "fargatekit "+r.Version)
+	}
+	if len(about) > 0 {
+		b.WriteString("Checked against " + strings.Join(about, " · ") + ".\n\n")
+	}
+
+	b.WriteString("| Blockers | Warnings | Info | Errors | Fargate workloads | Est. $/month |\n")
+	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | $%.2f |\n\n", s.Blocker, s.Warning, s.Info, s.Errors, s.FargateWorkloads, s.MonthlyCostUSD)
+
+	b.WriteString("### Findings\n\n")
+	if len(r.Findings) == 0 {
+		b.WriteString("No findings.\n\n")
+	} else {
+		b.WriteString("| Severity | Rule | Object | Location | Message |\n")
+		b.WriteString("| --- | --- | --- | --- | --- |\n")
+		for i, f := range r.Findings {
+			if i == maxMarkdownRows {
+				fmt.Fprintf(&b, "\n…and %d more; run fargatekit locally for all of them.\n", len(r.Findings)-i)
+				break
+			}
+			rule := strings.TrimSpace(ruleID(f) + " " + ruleName(f))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
+				cell(f.Severity.String()), cell(rule), cell(f.Object.String()), cell(location(f.Source)), cell(f.Message))
+		}
+		b.WriteByte('\n')
+	}
+
+	if len(r.Workloads) > 0 {
+		b.WriteString("### Workloads\n\n")
+		b.WriteString("| Object | Fargate | Profile | Size | Replicas | $/month |\n")
+		b.WriteString("| --- | --- | --- | --- | ---: | ---: |\n")
+		for i, wl := range r.Workloads {
+			if i == maxMarkdownRows {
+				fmt.Fprintf(&b, "\n…and %d more.\n", len(r.Workloads)-i)
+				break
+			}
+			fargate, size, cost := "yes", capacity(wl), "—"
+			if !wl.Placement.Fargate {
+				fargate, size = "no: "+wl.Placement.Reason, "—"
+			} else if !wl.Sizing.Fits {
+				size = "fits no Fargate size"
+			}
+			if m := monthly(wl); m > 0 {
+				cost = fmt.Sprintf("$%.2f", m)
+			}
+			profile := wl.Placement.Profile
+			if profile == "" {
+				profile = "—"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n",
+				cell(wl.Ref.String()), cell(fargate), cell(profile), cell(size), wl.Replicas, cost)
+		}
+		b.WriteByte('\n')
+	}
+
+	if len(r.Errors) > 0 {
+		b.WriteString("### Errors\n\n")
+		for i, e := range r.Errors {
+			if i == maxMarkdownRows {
+				fmt.Fprintf(&b, "- …and %d more\n", len(r.Errors)-i)
+				break
+			}
+			b.WriteString("- " + cell(e.Error()) + "\n")
+		}
+		b.WriteByte('\n')
+	}
+
+	out := bytes.TrimRight(b.Bytes(), "\n")
+	out = append(out, '\n')
+	if _, err := w.Write(out); err != nil {
+		return fmt.Errorf("writing the markdown report: %w", err)
+	}
+	return nil
+}
+
+var cellEscaper = strings.NewReplacer(
+	"|", `\|`,
+	"&", "&amp;",
+	"<", "&lt;",
+	">", "&gt;",
+	"\r\n", "<br>",
+	"\n", "<br>",
+	"\r", "<br>",
+)
+
+// cell makes text safe inside a Markdown table cell: pipes are escaped, HTML
+// is shown as text and line breaks become <br>.
+func cell(s string) string { return cellEscaper.Replace(s) }

@@ -1,0 +1,240 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+// Report is what a run produced.
+type Report struct {
+	// Findings are sorted by file and line, as the engine returns them.
+	Findings []rules.Finding
+	// Workloads are the objects that create pods, sorted by file and line.
+	Workloads []*rules.Workload
+	// Errors are problems with the input.
+	Errors []manifest.Error
+	// Rules lists every rule that ran (SARIF tool.driver.rules, docs links).
+	Rules []*rules.Rule
+	// Target is the Kubernetes minor version checked against, e.g. "1.35".
+	Target string
+	// Region is the AWS region costs were computed for.
+	Region string
+	// Version is the fargatekit version.
+	Version string
+}
+
+// Options change how a report is written.
+type Options struct {
+	// Color turns on ANSI colours in the text format. The caller decides:
+	// on when writing to a terminal and NO_COLOR is unset.
+	Color bool
+}
+
+// Writer writes a report in one format.
+type Writer func(w io.Writer, r *Report, o Options) error
+
+// Formats maps a format name to its writer.
+var Formats = map[string]Writer{
+	"text":     writeText,
+	"json":     writeJSON,
+	"sarif":    writeSARIF,
+	"junit":    writeJUnit,
+	"markdown": writeMarkdown,
+}
+
+// FormatNames returns the names of the formats, sorted, for --help and errors.
+func FormatNames() []string {
+	names := make([]string, 0, len(Formats))
+	for n := range Formats {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Lookup returns the writer of a format, or an error naming the known formats.
+func Lookup(format string) (Writer, error) {
+	if w, ok := Formats[format]; ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(FormatNames(), ", "))
+}
+
+// DocsURL is where the rules are documented; RuleURL links into it.
+const DocsURL = "https://github.com/fargatekit/fargatekit/blob/main/docs/rules.md"
+
+// RuleURL returns the link to a rule's documentation: DocsURL with the
+// anchor GitHub gives a heading "FG006 host-network".
+func RuleURL(r *rules.Rule) string {
+	return DocsURL + "#" + strings.ToLower(r.ID) + "-" + r.Name
+}
+
+// Summary counts what a report holds.
+type Summary struct {
+	// Blocker, Warning and Info count the findings by severity.
+	Blocker, Warning, Info int
+	// Errors counts input errors.
+	Errors int
+	// Objects counts the objects with at least one finding.
+	Objects int
+	// FargateWorkloads counts the workloads whose pods go to Fargate.
+	FargateWorkloads int
+	// MonthlyCostUSD adds up the monthly cost of the workloads on Fargate,
+	// rounded to cents.
+	MonthlyCostUSD float64
+}
+
+// Summary counts the findings by severity, the input errors, and the
+// workloads on Fargate with their cost.
+func (r *Report) Summary() Summary {
+	var s Summary
+	seen := map[object.Ref]bool{}
+	for _, f := range r.Findings {
+		switch f.Severity {
+		case rules.Blocker:
+			s.Blocker++
+		case rules.Warning:
+			s.Warning++
+		case rules.Info:
+			s.Info++
+		}
+		if !seen[f.Object] {
+			seen[f.Object] = true
+			s.Objects++
+		}
+	}
+	s.Errors = len(r.Errors)
+	for _, w := range r.Workloads {
+		if w.Placement.Fargate {
+			s.FargateWorkloads++
+			s.MonthlyCostUSD += monthly(w)
+		}
+	}
+	s.MonthlyCostUSD = cents(s.MonthlyCostUSD)
+	return s
+}
+
+// cents rounds a price to cents.
+func cents(usd float64) float64 { return math.Round(usd*100) / 100 }
+
+// onFargate reports whether a workload runs on Fargate at a known size: only
+// then does it have a size and a cost.
+func onFargate(w *rules.Workload) bool { return w.Placement.Fargate && w.Sizing.Fits }
+
+func monthly(w *rules.Workload) float64 {
+	if !onFargate(w) {
+		return 0
+	}
+	return cents(w.MonthlyCostUSD)
+}
+
+func hourly(w *rules.Workload) float64 {
+	if !onFargate(w) {
+		return 0
+	}
+	return cents(w.HourlyCostUSD)
+}
+
+// capacity is the Fargate size a workload's pods get, "" when none.
+func capacity(w *rules.Workload) string {
+	if !onFargate(w) {
+		return ""
+	}
+	return w.Sizing.Provisioned.String()
+}
+
+// entry is one object as the grouped formats show it.
+type entry struct {
+	ref      object.Ref
+	source   object.Source // Line is 0 when unknown
+	workload *rules.Workload
+	findings []rules.Finding
+}
+
+// entries groups findings by object in order of first appearance. With
+// workloads set, workloads without findings are added and all entries are
+// sorted by file and line.
+func entries(r *Report, workloads bool) []*entry {
+	byRef := map[object.Ref]*rules.Workload{}
+	for _, w := range r.Workloads {
+		if _, dup := byRef[w.Ref]; !dup {
+			byRef[w.Ref] = w
+		}
+	}
+	var out []*entry
+	index := map[object.Ref]*entry{}
+	for _, f := range r.Findings {
+		e := index[f.Object]
+		if e == nil {
+			e = &entry{ref: f.Object, source: object.Source{File: f.Source.File}, workload: byRef[f.Object]}
+			if e.workload != nil {
+				e.source = e.workload.Source
+			}
+			index[f.Object] = e
+			out = append(out, e)
+		}
+		if e.workload == nil && f.Path == "" && e.source.Line == 0 && f.Source.File == e.source.File {
+			e.source.Line = f.Source.Line // a finding about the object as a whole stands on its first line
+		}
+		e.findings = append(e.findings, f)
+	}
+	if !workloads {
+		return out
+	}
+	for _, w := range r.Workloads {
+		if index[w.Ref] == nil {
+			index[w.Ref] = &entry{ref: w.Ref, source: w.Source, workload: w}
+			out = append(out, index[w.Ref])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.source.File, b.source.File), cmp.Compare(a.source.Line, b.source.Line))
+	})
+	return out
+}
+
+// ruleID and ruleName tolerate a finding without a rule.
+func ruleID(f rules.Finding) string {
+	if f.Rule == nil {
+		return ""
+	}
+	return f.Rule.ID
+}
+
+func ruleName(f rules.Finding) string {
+	if f.Rule == nil {
+		return ""
+	}
+	return f.Rule.Name
+}
+
+func ruleCategory(f rules.Finding) rules.Category {
+	if f.Rule == nil {
+		return ""
+	}
+	return f.Rule.Category
+}
+
+// location renders file:line, or file alone when the line is unknown.
+func location(s object.Source) string {
+	if s.Line > 0 {
+		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	}
+	return s.File
+}
+
+// plural renders a count with a noun, adding s for other than one.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

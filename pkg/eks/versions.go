@@ -1,0 +1,165 @@
+package eks
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed data/versions.yaml
+var versionsYAML []byte
+
+// dateLayout is the layout of the dates in data/versions.yaml.
+const dateLayout = "2006-01-02"
+
+// Version is one Kubernetes minor version on EKS and its support dates.
+// A zero time means the date is not known. All dates are 00:00 UTC.
+type Version struct {
+	// Minor is the Kubernetes minor version, such as "1.29".
+	Minor string
+	// Release is the day the version became available on EKS.
+	Release time.Time
+	// EndOfStandard is the day standard support ends.
+	EndOfStandard time.Time
+	// EndOfExtended is the day extended support ends.
+	EndOfExtended time.Time
+}
+
+// versionFile is the shape of data/versions.yaml.
+type versionFile struct {
+	Versions []versionRow `json:"versions"`
+}
+
+// versionRow is one row of data/versions.yaml.
+type versionRow struct {
+	Minor         yamlString `json:"minor"`
+	Release       yamlString `json:"release"`
+	EndOfStandard yamlString `json:"endOfStandard"`
+	EndOfExtended yamlString `json:"endOfExtended,omitempty"`
+}
+
+// calendar is the parsed embedded calendar. The file is part of the
+// build, so a parse error is a programming error and panics.
+var calendar = sync.OnceValue(func() []Version {
+	vs, err := parseVersions(versionsYAML)
+	if err != nil {
+		panic(fmt.Sprintf("eks: embedded data/versions.yaml: %v", err))
+	}
+	return vs
+})
+
+// parseVersions decodes and validates a calendar file. Rows must be
+// sorted oldest to newest with no duplicate minor versions.
+func parseVersions(data []byte) ([]Version, error) {
+	var f versionFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("decode versions: %w", err)
+	}
+	if len(f.Versions) == 0 {
+		return nil, fmt.Errorf("no versions")
+	}
+	out := make([]Version, 0, len(f.Versions))
+	for i, row := range f.Versions {
+		v, err := row.version()
+		if err != nil {
+			return nil, fmt.Errorf("versions[%d]: %w", i, err)
+		}
+		if i > 0 && CompareMinor(out[i-1].Minor, v.Minor) >= 0 {
+			return nil, fmt.Errorf("versions[%d]: %s does not come after %s (want oldest to newest, no duplicates)", i, v.Minor, out[i-1].Minor)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// version converts and checks one row.
+func (r versionRow) version() (Version, error) {
+	minor, err := ParseMinor(string(r.Minor))
+	if err != nil {
+		return Version{}, err
+	}
+	if minor != string(r.Minor) {
+		return Version{}, fmt.Errorf("minor %q: want canonical form %q", r.Minor, minor)
+	}
+	v := Version{Minor: minor}
+	if v.Release, err = parseDate(string(r.Release), true); err != nil {
+		return Version{}, fmt.Errorf("%s release: %w", minor, err)
+	}
+	if v.EndOfStandard, err = parseDate(string(r.EndOfStandard), true); err != nil {
+		return Version{}, fmt.Errorf("%s endOfStandard: %w", minor, err)
+	}
+	if v.EndOfExtended, err = parseDate(string(r.EndOfExtended), false); err != nil {
+		return Version{}, fmt.Errorf("%s endOfExtended: %w", minor, err)
+	}
+	if !v.Release.Before(v.EndOfStandard) {
+		return Version{}, fmt.Errorf("%s: endOfStandard %s is not after release %s", minor, r.EndOfStandard, r.Release)
+	}
+	if !v.EndOfExtended.IsZero() && !v.EndOfStandard.Before(v.EndOfExtended) {
+		return Version{}, fmt.Errorf("%s: endOfExtended %s is not after endOfStandard %s", minor, r.EndOfExtended, r.EndOfStandard)
+	}
+	return v, nil
+}
+
+// parseDate parses a YYYY-MM-DD day as 00:00 UTC. An empty string gives
+// the zero time unless required is set.
+func parseDate(s string, required bool) (time.Time, error) {
+	if s == "" {
+		if required {
+			return time.Time{}, fmt.Errorf("date is required")
+		}
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(dateLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("date %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// Versions returns the EKS version calendar sorted oldest to newest.
+// The caller may modify the returned slice.
+func Versions() []Version {
+	return slices.Clone(calendar())
+}
+
+// Lookup returns the calendar entry for minor, such as "1.29".
+// The second result is false if the version is not in the calendar.
+func Lookup(minor string) (Version, bool) {
+	for _, v := range calendar() {
+		if v.Minor == minor {
+			return v, true
+		}
+	}
+	return Version{}, false
+}
+
+// DefaultTarget returns the Kubernetes minor version to check against at
+// time now: the newest version that EKS has released (Release <= now) and
+// that is still in standard support (now < EndOfStandard; an unknown end
+// counts as still supported). If no version is in standard support it
+// returns the newest released version, and if now is before every release
+// it returns the oldest version in the calendar.
+func DefaultTarget(now time.Time) string {
+	vs := calendar()
+	newestReleased := ""
+	for i := len(vs) - 1; i >= 0; i-- {
+		v := vs[i]
+		if v.Release.After(now) {
+			continue
+		}
+		if newestReleased == "" {
+			newestReleased = v.Minor
+		}
+		if v.EndOfStandard.IsZero() || now.Before(v.EndOfStandard) {
+			return v.Minor
+		}
+	}
+	if newestReleased != "" {
+		return newestReleased
+	}
+	return vs[0].Minor
+}

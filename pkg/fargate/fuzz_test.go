@@ -1,0 +1,86 @@
+package fargate
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// wildcardRegexp is an independent oracle for Wildcard: * and ? as regexp.
+func wildcardRegexp(pattern string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString(`(?s)^`)
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`$`)
+	return regexp.MustCompile(b.String())
+}
+
+func FuzzWildcard(f *testing.F) {
+	f.Add("prod-*", "prod-eu")
+	f.Add("a*b?c", "axxbyc")
+	f.Add("*?*", "")
+	f.Add("?", "ü")
+	f.Fuzz(func(t *testing.T, pattern, s string) {
+		if len(pattern) > 64 || len(s) > 256 {
+			return
+		}
+		if !utf8Valid(pattern) || !utf8Valid(s) {
+			return
+		}
+		want := wildcardRegexp(pattern).MatchString(s)
+		if got := Wildcard(pattern, s); got != want {
+			t.Fatalf("Wildcard(%q, %q) = %v, regexp oracle says %v", pattern, s, got, want)
+		}
+	})
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
+
+func FuzzSizePod(f *testing.F) {
+	f.Add("1", "8Gi", "", "", "0")
+	f.Add("250m", "1793Mi", "2", "100Mi", "10Gi")
+	f.Add("", "", "", "", "")
+	f.Fuzz(func(t *testing.T, cpu, mem, initCPU, initMem, eph string) {
+		c := corev1.Container{Name: "a", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
+		ic := corev1.Container{Name: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
+		set := func(l corev1.ResourceList, name corev1.ResourceName, v string) {
+			if q, err := resource.ParseQuantity(v); err == nil && q.Sign() >= 0 {
+				l[name] = q
+			}
+		}
+		set(c.Resources.Requests, corev1.ResourceCPU, cpu)
+		set(c.Resources.Requests, corev1.ResourceMemory, mem)
+		set(c.Resources.Requests, corev1.ResourceEphemeralStorage, eph)
+		set(ic.Resources.Requests, corev1.ResourceCPU, initCPU)
+		set(ic.Resources.Requests, corev1.ResourceMemory, initMem)
+		s := SizePod(&corev1.PodSpec{InitContainers: []corev1.Container{ic}, Containers: []corev1.Container{c}})
+		if s.Provisioned == (Size{}) {
+			if _, ok := RoundUp(s.RequestedMilliCPU, s.RequestedMemoryMiB+OverheadMemoryMiB); ok {
+				t.Fatalf("no size for %+v although one fits", s)
+			}
+			return
+		}
+		if s.Provisioned.MilliCPU < s.RequestedMilliCPU || s.Provisioned.MemoryMiB < s.RequestedMemoryMiB+OverheadMemoryMiB {
+			t.Fatalf("provisioned %v is smaller than requested %+v", s.Provisioned, s)
+		}
+		valid := false
+		for _, v := range Sizes {
+			valid = valid || v == s.Provisioned
+		}
+		if !valid {
+			t.Fatalf("provisioned %v is not a Fargate size", s.Provisioned)
+		}
+	})
+}

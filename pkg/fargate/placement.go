@@ -1,0 +1,92 @@
+package fargate
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Placement says whether the pods of a template would run on Fargate.
+type Placement struct {
+	Fargate bool
+	// Profile is the chosen profile; empty when no profiles were given
+	// (every workload is then a Fargate candidate) or when not on Fargate.
+	Profile string
+	// Matching lists every active profile that matches the pods.
+	Matching []string
+	// ByLabel is true when the pod's eks.amazonaws.com/fargate-profile label chose the profile.
+	ByLabel bool
+	// Reason tells why the pods are not on Fargate; empty when they are.
+	Reason string
+}
+
+// Reasons a pod does not go to Fargate.
+const (
+	ReasonEC2Annotation = "annotated eks.amazonaws.com/compute-type: ec2"
+	ReasonEC2Affinity   = "requires nodes that are not Fargate (node selector or required node affinity)"
+	ReasonNoProfile     = "no Fargate profile matches"
+)
+
+// Place decides where the pods of tmpl in namespace ns go. profiles == nil
+// means no profiles are known: every pod is then assessed as a Fargate
+// candidate, unless it keeps itself off Fargate.
+func Place(profiles []Profile, ns string, tmpl *corev1.PodTemplateSpec) Placement {
+	if tmpl.Annotations[ComputeTypeAnnotation] == "ec2" {
+		return Placement{Reason: ReasonEC2Annotation}
+	}
+	if ExcludesFargate(&tmpl.Spec) {
+		return Placement{Reason: ReasonEC2Affinity}
+	}
+	if profiles == nil {
+		return Placement{Fargate: true}
+	}
+	c := Choose(profiles, ns, tmpl.Labels)
+	if c.Profile == nil {
+		return Placement{Reason: ReasonNoProfile}
+	}
+	return Placement{Fargate: true, Profile: c.Profile.Name, Matching: c.Matching, ByLabel: c.ByLabel}
+}
+
+// ExcludesFargate reports whether the pod's node selector or required node
+// affinity rules out nodes labelled eks.amazonaws.com/compute-type=fargate: the
+// workload is meant for EC2 by design.
+func ExcludesFargate(spec *corev1.PodSpec) bool {
+	if v, ok := spec.NodeSelector[ComputeTypeLabel]; ok && v != "fargate" {
+		return true
+	}
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil {
+		return false
+	}
+	req := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if req == nil || len(req.NodeSelectorTerms) == 0 {
+		return false
+	}
+	// Terms are ORed: Fargate is excluded only when every term excludes it.
+	for _, term := range req.NodeSelectorTerms {
+		if !termExcludesFargate(term) {
+			return false
+		}
+	}
+	return true
+}
+
+func termExcludesFargate(term corev1.NodeSelectorTerm) bool {
+	for _, e := range term.MatchExpressions {
+		if e.Key != ComputeTypeLabel {
+			continue
+		}
+		switch e.Operator {
+		case corev1.NodeSelectorOpNotIn:
+			if slices.Contains(e.Values, "fargate") {
+				return true
+			}
+		case corev1.NodeSelectorOpIn:
+			if !slices.Contains(e.Values, "fargate") {
+				return true
+			}
+		case corev1.NodeSelectorOpDoesNotExist:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,182 @@
+package fargate
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// Fargate adds this much memory to every pod for kubelet, kube-proxy and containerd.
+const OverheadMemoryMiB = 256
+
+// Ephemeral storage: every pod gets DefaultEphemeralGiB; requests above that
+// are provisioned with 10% plus 5 GiB of headroom, up to MaxEphemeralGiB.
+const (
+	DefaultEphemeralGiB = 20
+	MaxEphemeralGiB     = 175
+)
+
+// Size is a Fargate pod size.
+type Size struct {
+	MilliCPU  int64 // 250 for 0.25 vCPU
+	MemoryMiB int64 // 512 for 0.5 GB
+}
+
+// VCPU returns the size's vCPU as a number.
+func (s Size) VCPU() float64 { return float64(s.MilliCPU) / 1000 }
+
+// MemoryGB returns the size's memory in Fargate's GB (GiB).
+func (s Size) MemoryGB() float64 { return float64(s.MemoryMiB) / 1024 }
+
+// String renders the size the way EKS writes the CapacityProvisioned
+// annotation: "0.25vCPU 0.5GB".
+func (s Size) String() string {
+	return strconv.FormatFloat(s.VCPU(), 'f', -1, 64) + "vCPU " + strconv.FormatFloat(s.MemoryGB(), 'f', -1, 64) + "GB"
+}
+
+//go:embed data/sizes.yaml
+var sizesYAML []byte
+
+// Sizes lists every valid Fargate size, by vCPU and then memory.
+var Sizes = mustSizes(sizesYAML)
+
+type sizeRow struct {
+	VCPU     float64   `json:"vcpu"`
+	MemoryGB []float64 `json:"memoryGB"`
+	Min      float64   `json:"min"`
+	Max      float64   `json:"max"`
+	Step     float64   `json:"step"`
+}
+
+func parseSizes(data []byte) ([]Size, error) {
+	var rows []sizeRow
+	if err := yaml.UnmarshalStrict(data, &rows); err != nil {
+		return nil, fmt.Errorf("parsing the size table: %w", err)
+	}
+	var out []Size
+	for _, r := range rows {
+		mem := r.MemoryGB
+		if r.Step > 0 {
+			for m := r.Min; m <= r.Max; m += r.Step {
+				mem = append(mem, m)
+			}
+		}
+		if len(mem) == 0 {
+			return nil, fmt.Errorf("size table: %g vCPU has no memory sizes", r.VCPU)
+		}
+		for _, m := range mem {
+			out = append(out, Size{MilliCPU: int64(math.Round(r.VCPU * 1000)), MemoryMiB: int64(math.Round(m * 1024))})
+		}
+	}
+	return out, nil
+}
+
+func mustSizes(data []byte) []Size {
+	s, err := parseSizes(data)
+	if err != nil {
+		panic(err) // the embedded table is checked by tests; a broken build must not ship
+	}
+	return s
+}
+
+// Sizing is how Fargate sizes one pod.
+type Sizing struct {
+	// Requested is what the pod asks for: the larger of the biggest init
+	// container and the sum of long-running containers, per resource, with
+	// limits standing in for missing requests.
+	RequestedMilliCPU  int64
+	RequestedMemoryMiB int64
+	// Provisioned is the size Fargate runs and bills (CapacityProvisioned).
+	// Zero when the pod does not fit any size.
+	Provisioned Size
+	// EphemeralGiB is the provisioned ephemeral storage.
+	EphemeralGiB int64
+	// Fits is false when the pod needs more than the largest size (16 vCPU,
+	// 120 GB) or more than 175 GiB of ephemeral storage.
+	Fits bool
+	// NothingRequested is true when no container requests CPU or memory.
+	NothingRequested bool
+}
+
+// SizePod returns the Fargate size of a pod with the given spec.
+func SizePod(spec *corev1.PodSpec) Sizing {
+	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	defaultRequests(&pod.Spec)
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	cpu := reqs.Cpu().MilliValue()
+	mem := ceilMiB(reqs.Memory())
+	eph := reqs.StorageEphemeral()
+
+	s := Sizing{RequestedMilliCPU: cpu, RequestedMemoryMiB: mem, NothingRequested: cpu == 0 && mem == 0}
+	s.EphemeralGiB = ephemeralGiB(eph)
+	size, ok := RoundUp(cpu, mem+OverheadMemoryMiB)
+	s.Provisioned = size
+	s.Fits = ok && s.EphemeralGiB <= MaxEphemeralGiB
+	return s
+}
+
+// RoundUp returns the smallest Fargate size with at least milliCPU and
+// memoryMiB, and false when none is large enough.
+func RoundUp(milliCPU, memoryMiB int64) (Size, bool) {
+	for _, s := range Sizes {
+		if s.MilliCPU >= milliCPU && s.MemoryMiB >= memoryMiB {
+			return s, true
+		}
+	}
+	return Size{}, false
+}
+
+func ceilMiB(q *resource.Quantity) int64 {
+	const mib = 1 << 20
+	b := q.Value() // rounds up to whole bytes
+	return (b + mib - 1) / mib
+}
+
+func ephemeralGiB(q *resource.Quantity) int64 {
+	if q.IsZero() {
+		return DefaultEphemeralGiB
+	}
+	// requests + 10% + 5 GiB, rounded up to whole GiB, in integer MiB so that
+	// 50 GiB gives exactly 60 GiB.
+	mib := ceilMiB(q)
+	total := (mib*11+9)/10 + 5*1024
+	return max((total+1023)/1024, DefaultEphemeralGiB)
+}
+
+// defaultRequests sets missing requests to the limits, as the Kubernetes API
+// server does when it stores a pod.
+func defaultRequests(spec *corev1.PodSpec) {
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			fill(&list[i].Resources)
+		}
+	}
+	if spec.Resources != nil {
+		fill(spec.Resources)
+	}
+}
+
+func fill(r *corev1.ResourceRequirements) {
+	for name, lim := range r.Limits {
+		if _, ok := r.Requests[name]; ok {
+			continue
+		}
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		r.Requests[name] = lim
+	}
+}
+
+// Requested renders what the pod requests, before the Fargate overhead:
+// "1.1 vCPU and 2.25 GB".
+func (s Sizing) Requested() string {
+	return strconv.FormatFloat(float64(s.RequestedMilliCPU)/1000, 'f', -1, 64) + " vCPU and " +
+		strconv.FormatFloat(float64(s.RequestedMemoryMiB)/1024, 'f', 2, 64) + " GB"
+}

@@ -1,0 +1,125 @@
+package fargate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func container(name, cpu, mem string) corev1.Container {
+	c := corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
+	if cpu != "" {
+		c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return c
+}
+
+func TestSizes(t *testing.T) {
+	if got := len(Sizes); got != 3+4+7+13+23+12+12 {
+		t.Errorf("%d sizes, want 74", got)
+	}
+	for i := 1; i < len(Sizes); i++ {
+		a, b := Sizes[i-1], Sizes[i]
+		if a.MilliCPU > b.MilliCPU || (a.MilliCPU == b.MilliCPU && a.MemoryMiB >= b.MemoryMiB) {
+			t.Errorf("sizes out of order at %d: %v, %v", i, a, b)
+		}
+	}
+	if _, err := parseSizes([]byte("- vcpu: 1\n")); err == nil {
+		t.Error("a row without memory must be refused")
+	}
+}
+
+func TestSizePod(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	sidecar := container("proxy", "500m", "512Mi")
+	sidecar.RestartPolicy = &always
+	limitsOnly := corev1.Container{Name: "app", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")}}}
+	ephemeral := container("app", "1", "1Gi")
+	ephemeral.Resources.Requests[corev1.ResourceEphemeralStorage] = resource.MustParse("50Gi")
+	tooMuchDisk := container("app", "1", "1Gi")
+	tooMuchDisk.Resources.Requests[corev1.ResourceEphemeralStorage] = resource.MustParse("200Gi")
+
+	for _, tc := range []struct {
+		name        string
+		spec        corev1.PodSpec
+		want        string
+		wantEph     int64
+		wantFits    bool
+		wantNothing bool
+	}{
+		{"nothing requested", corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}, "0.25vCPU 0.5GB", 20, true, true},
+		{"user guide example: 1 vCPU 8 GB", corev1.PodSpec{Containers: []corev1.Container{container("a", "1", "8Gi")}}, "2vCPU 9GB", 20, true, false},
+		{"256 MB overhead crosses a boundary", corev1.PodSpec{Containers: []corev1.Container{container("a", "250m", "1792Mi")}}, "0.25vCPU 2GB", 20, true, false},
+		{"just over", corev1.PodSpec{Containers: []corev1.Container{container("a", "250m", "1793Mi")}}, "0.5vCPU 3GB", 20, true, false},
+		{"sum of containers", corev1.PodSpec{Containers: []corev1.Container{container("a", "500m", "1Gi"), container("b", "600m", "1Gi")}}, "2vCPU 4GB", 20, true, false},
+		{"init container larger than the sum", corev1.PodSpec{
+			InitContainers: []corev1.Container{container("init", "2", "512Mi")},
+			Containers:     []corev1.Container{container("a", "250m", "256Mi")}}, "2vCPU 4GB", 20, true, false},
+		{"init max per resource", corev1.PodSpec{
+			InitContainers: []corev1.Container{container("init", "100m", "3Gi")},
+			Containers:     []corev1.Container{container("a", "1", "256Mi")}}, "1vCPU 4GB", 20, true, false},
+		{"native sidecar runs alongside", corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar},
+			Containers:     []corev1.Container{container("a", "500m", "512Mi")}}, "1vCPU 2GB", 20, true, false},
+		{"limits stand in for requests", corev1.PodSpec{Containers: []corev1.Container{limitsOnly}}, "1vCPU 3GB", 20, true, false},
+		{"largest size", corev1.PodSpec{Containers: []corev1.Container{container("a", "16", "119Gi")}}, "16vCPU 120GB", 20, true, false},
+		{"too large", corev1.PodSpec{Containers: []corev1.Container{container("a", "16", "120Gi")}}, "", 20, false, false},
+		{"too many CPUs", corev1.PodSpec{Containers: []corev1.Container{container("a", "17", "1Gi")}}, "", 20, false, false},
+		{"ephemeral storage", corev1.PodSpec{Containers: []corev1.Container{ephemeral}}, "1vCPU 2GB", 60, true, false},
+		{"too much ephemeral storage", corev1.PodSpec{Containers: []corev1.Container{tooMuchDisk}}, "1vCPU 2GB", 225, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := SizePod(&tc.spec)
+			got := ""
+			if s.Provisioned != (Size{}) {
+				got = s.Provisioned.String()
+			}
+			if got != tc.want || s.EphemeralGiB != tc.wantEph || s.Fits != tc.wantFits || s.NothingRequested != tc.wantNothing {
+				t.Errorf("SizePod = %q eph %d fits %v nothing %v, want %q eph %d fits %v nothing %v",
+					got, s.EphemeralGiB, s.Fits, s.NothingRequested, tc.want, tc.wantEph, tc.wantFits, tc.wantNothing)
+			}
+		})
+	}
+}
+
+func TestSizePodDoesNotChangeSpec(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}
+	before := spec.DeepCopy()
+	SizePod(&spec)
+	if diff := cmp.Diff(before, &spec); diff != "" {
+		t.Errorf("SizePod changed the spec (-before +after):\n%s", diff)
+	}
+}
+
+func TestPrices(t *testing.T) {
+	p, err := PriceIn("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.25 vCPU × $0.04048 + 0.5 GB × $0.004445 = $0.0123425 an hour; × 730 h × 3 replicas.
+	small := Size{MilliCPU: 250, MemoryMiB: 512}
+	if got, want := p.Monthly(small, 20, 3), 0.0123425*730*3; math.Abs(got-want) > 1e-9 {
+		t.Errorf("Monthly = %v, want %v", got, want)
+	}
+	// Ephemeral storage is billed above 20 GB: 30 extra GB × $0.000111.
+	if got, want := p.Hourly(small, 50)-p.Hourly(small, 20), 30*0.000111; math.Abs(got-want) > 1e-12 {
+		t.Errorf("ephemeral price = %v, want %v", got, want)
+	}
+	if _, err := PriceIn("mars-1"); err == nil {
+		t.Error("unknown region must be an error")
+	}
+	for _, r := range Regions() {
+		p, _ := PriceIn(r)
+		if p.VCPUHour <= 0 || p.GBHour <= 0 {
+			t.Errorf("%s: price not set: %+v", r, p)
+		}
+	}
+}

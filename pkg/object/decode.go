@@ -1,0 +1,235 @@
+package object
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
+)
+
+// Rollout is the part of an argoproj.io Rollout the rules read. The project
+// does not depend on Argo Rollouts for one struct.
+type Rollout struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		Replicas *int32                  `json:"replicas,omitempty"`
+		Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+	} `json:"spec"`
+}
+
+// PodIdentityAssociation is the part of an ACK (eks.services.k8s.aws)
+// PodIdentityAssociation the rules read.
+type PodIdentityAssociation struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		ClusterName    string `json:"clusterName,omitempty"`
+		Namespace      string `json:"namespace,omitempty"`
+		ServiceAccount string `json:"serviceAccount,omitempty"`
+		RoleARN        string `json:"roleARN,omitempty"`
+	} `json:"spec"`
+}
+
+type header struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+}
+
+// kinds maps "group/Kind" to a constructor of the typed value. Groups are
+// listed per kind because old API groups (extensions, apps/v1beta1) decode
+// into the current types, which is what the rules need.
+var kinds = map[string]func() any{
+	"/Pod":                                        func() any { return &corev1.Pod{} },
+	"/ReplicationController":                      func() any { return &corev1.ReplicationController{} },
+	"/Service":                                    func() any { return &corev1.Service{} },
+	"/Namespace":                                  func() any { return &corev1.Namespace{} },
+	"/ConfigMap":                                  func() any { return &corev1.ConfigMap{} },
+	"/PersistentVolume":                           func() any { return &corev1.PersistentVolume{} },
+	"/PersistentVolumeClaim":                      func() any { return &corev1.PersistentVolumeClaim{} },
+	"apps/Deployment":                             func() any { return &appsv1.Deployment{} },
+	"extensions/Deployment":                       func() any { return &appsv1.Deployment{} },
+	"apps/ReplicaSet":                             func() any { return &appsv1.ReplicaSet{} },
+	"extensions/ReplicaSet":                       func() any { return &appsv1.ReplicaSet{} },
+	"apps/StatefulSet":                            func() any { return &appsv1.StatefulSet{} },
+	"apps/DaemonSet":                              func() any { return &appsv1.DaemonSet{} },
+	"extensions/DaemonSet":                        func() any { return &appsv1.DaemonSet{} },
+	"batch/Job":                                   func() any { return &batchv1.Job{} },
+	"batch/CronJob":                               func() any { return &batchv1.CronJob{} },
+	"argoproj.io/Rollout":                         func() any { return &Rollout{} },
+	"networking.k8s.io/NetworkPolicy":             func() any { return &networkingv1.NetworkPolicy{} },
+	"extensions/NetworkPolicy":                    func() any { return &networkingv1.NetworkPolicy{} },
+	"networking.k8s.io/IngressClass":              func() any { return &networkingv1.IngressClass{} },
+	"policy/PodDisruptionBudget":                  func() any { return &policyv1.PodDisruptionBudget{} },
+	"eks.services.k8s.aws/PodIdentityAssociation": func() any { return &PodIdentityAssociation{} },
+}
+
+// Decode builds an Object from one object's JSON. The error says which field
+// could not be decoded; the object is still returned with its Ref and metadata
+// whenever those could be read.
+func Decode(data []byte, src Source, lines Lines) (*Object, error) {
+	var h header
+	if err := unmarshal(data, &h); err != nil {
+		return nil, err
+	}
+	var missing []string
+	if h.APIVersion == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if h.Kind == "" {
+		missing = append(missing, "kind")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("object has no %s", strings.Join(missing, " and "))
+	}
+	o := &Object{
+		Ref:         Ref{APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name},
+		Source:      src,
+		Labels:      h.Metadata.Labels,
+		Annotations: h.Metadata.Annotations,
+		Lines:       lines,
+	}
+	if o.Ref.Name == "" {
+		o.Ref.Name = h.Metadata.GenerateName
+	}
+	typed, err := decodeTyped(o.Ref, data)
+	if err != nil {
+		return o, err
+	}
+	o.Typed = typed
+	o.Pod = podTemplate(typed)
+	return o, nil
+}
+
+func decodeTyped(ref Ref, data []byte) (any, error) {
+	group := ref.Group()
+	if ref.Kind == "Ingress" && (group == "extensions" || group == "networking.k8s.io") {
+		return decodeIngress(ref, data)
+	}
+	newT, ok := kinds[group+"/"+ref.Kind]
+	if !ok {
+		return nil, nil
+	}
+	v := newT()
+	if err := unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeIngress returns a networking.k8s.io/v1 Ingress for every served
+// version, converting the v1beta1 backend shape (serviceName/servicePort).
+func decodeIngress(ref Ref, data []byte) (any, error) {
+	if !strings.HasSuffix(ref.APIVersion, "v1beta1") {
+		v := &networkingv1.Ingress{}
+		if err := unmarshal(data, v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	old := &networkingv1beta1.Ingress{}
+	if err := unmarshal(data, old); err != nil {
+		return nil, err
+	}
+	in := &networkingv1.Ingress{TypeMeta: old.TypeMeta, ObjectMeta: old.ObjectMeta}
+	in.Spec.IngressClassName = old.Spec.IngressClassName
+	in.Spec.DefaultBackend = convertBackend(old.Spec.Backend)
+	for _, r := range old.Spec.Rules {
+		nr := networkingv1.IngressRule{Host: r.Host}
+		if r.HTTP != nil {
+			nr.HTTP = &networkingv1.HTTPIngressRuleValue{}
+			for _, p := range r.HTTP.Paths {
+				nr.HTTP.Paths = append(nr.HTTP.Paths, networkingv1.HTTPIngressPath{Path: p.Path, Backend: *convertBackend(&p.Backend)})
+			}
+		}
+		in.Spec.Rules = append(in.Spec.Rules, nr)
+	}
+	return in, nil
+}
+
+func convertBackend(b *networkingv1beta1.IngressBackend) *networkingv1.IngressBackend {
+	if b == nil {
+		return nil
+	}
+	if b.ServiceName == "" {
+		return &networkingv1.IngressBackend{Resource: b.Resource}
+	}
+	port := networkingv1.ServiceBackendPort{Number: b.ServicePort.IntVal}
+	if b.ServicePort.StrVal != "" {
+		port = networkingv1.ServiceBackendPort{Name: b.ServicePort.StrVal}
+	}
+	return &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: b.ServiceName, Port: port}}
+}
+
+// FieldError is a decoding error at a field path of the object.
+type FieldError struct {
+	Path string
+	Err  error
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("field %s: %v", e.Path, e.Err)
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// unmarshal decodes case-sensitively, as the Kubernetes API server does.
+func unmarshal(data []byte, v any) error {
+	err := kjson.UnmarshalCaseSensitivePreserveInts(data, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &FieldError{Path: te.Field, Err: fmt.Errorf("cannot use a JSON %s as %s", te.Value, te.Type)}
+	}
+	return &FieldError{Err: err}
+}
+
+func podTemplate(typed any) *PodTemplate {
+	one := func(p *int32) int {
+		if p == nil {
+			return 1
+		}
+		return int(*p)
+	}
+	switch t := typed.(type) {
+	case *corev1.Pod:
+		return &PodTemplate{Template: corev1.PodTemplateSpec{ObjectMeta: t.ObjectMeta, Spec: t.Spec}, Replicas: 1}
+	case *corev1.ReplicationController:
+		if t.Spec.Template == nil {
+			return nil
+		}
+		return &PodTemplate{Path: "spec.template", Template: *t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+	case *appsv1.Deployment:
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+	case *appsv1.ReplicaSet:
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+	case *appsv1.StatefulSet:
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+	case *appsv1.DaemonSet:
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template} // one per node: unknown here
+	case *batchv1.Job:
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Parallelism)}
+	case *batchv1.CronJob:
+		return &PodTemplate{Path: "spec.jobTemplate.spec.template", Template: t.Spec.JobTemplate.Spec.Template, Replicas: one(t.Spec.JobTemplate.Spec.Parallelism)}
+	case *Rollout:
+		if t.Spec.Template == nil {
+			return nil // a Rollout with workloadRef: the referenced Deployment carries the template
+		}
+		return &PodTemplate{Path: "spec.template", Template: *t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package availability
+
+import (
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+// longRunning are the kinds whose replicas serve continuously.
+var longRunning = map[string]bool{"Deployment": true, "StatefulSet": true, "ReplicaSet": true, "ReplicationController": true, "Rollout": true}
+
+// MissingPDB flags multi-replica Fargate workloads without a PodDisruptionBudget.
+var MissingPDB = &rules.Rule{
+	ID: "FG032", Name: "missing-pdb", Category: rules.CategoryAvailability, Severity: rules.Warning,
+	Summary: "A multi-replica Fargate workload has no PodDisruptionBudget.",
+	Doc: "EKS patches Fargate by evicting pods through the Eviction API, AZ by AZ, and honours PodDisruptionBudgets " +
+		"while doing so. Without a budget, every replica can be evicted at once. (Deleting a Fargate profile ignores " +
+		"budgets: see `fargatekit plan`.) The rule looks for a PodDisruptionBudget in the input, in the workload's " +
+		"namespace, whose selector matches the pod template labels.",
+	Remediation: "Add a PodDisruptionBudget with `maxUnavailable: 1` (or a `minAvailable` below the replica count) selecting the pods.",
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+		type budget struct {
+			ns  string
+			sel labels.Selector
+		}
+		var budgets []budget
+		for _, o := range c.Objects["PodDisruptionBudget"] {
+			pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget)
+			if !ok {
+				continue
+			}
+			// policy/v1: an empty or missing selector selects every pod; policy/v1beta1: none.
+			sel := labels.Everything()
+			if o.Ref.APIVersion == "policy/v1beta1" && (pdb.Spec.Selector == nil || len(pdb.Spec.Selector.MatchLabels)+len(pdb.Spec.Selector.MatchExpressions) == 0) {
+				sel = labels.Nothing()
+			} else if pdb.Spec.Selector != nil {
+				s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+				if err != nil {
+					continue
+				}
+				sel = s
+			}
+			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
+		}
+		var out []rules.Finding
+		for _, w := range c.Workloads {
+			if !w.Placement.Fargate || w.Replicas < 2 || !longRunning[w.Ref.Kind] {
+				continue
+			}
+			covered := false
+			for _, b := range budgets {
+				covered = covered || (b.ns == w.Namespace && b.sel.Matches(labels.Set(w.Labels)))
+			}
+			if !covered {
+				out = append(out, rules.AtWorkload(w, "%d replicas on Fargate and no PodDisruptionBudget selects them: Fargate patching may evict them all at once", w.Replicas))
+			}
+		}
+		return out
+	},
+}

@@ -1,0 +1,59 @@
+// Package builtin lists fargatekit's rules: the one place a rule is added.
+package builtin
+
+import (
+	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/availability"
+	"github.com/fargatekit/fargatekit/pkg/rules/compat"
+	"github.com/fargatekit/fargatekit/pkg/rules/config"
+	"github.com/fargatekit/fargatekit/pkg/rules/cost"
+	"github.com/fargatekit/fargatekit/pkg/rules/deprecation"
+)
+
+// Rules returns every built-in rule, in documentation order.
+func Rules() []*rules.Rule {
+	return []*rules.Rule{
+		compat.DaemonSet,
+		compat.DaemonSetToleratesFargate,
+		compat.Privileged,
+		compat.AddedCapabilities,
+		compat.PrivilegeEscalation,
+		compat.HostNetwork,
+		compat.HostPID,
+		compat.HostIPC,
+		compat.HostPort,
+		compat.HostPathVolume,
+		compat.UnsupportedVolume,
+		compat.DynamicProvisioning,
+		compat.ClaimProvisioning,
+		compat.GPU,
+		compat.Platform,
+		compat.Oversize,
+		compat.LoadBalancerInstanceTarget,
+		compat.IngressInstanceTarget,
+		compat.NetworkPolicyNotEnforced,
+		compat.AmbiguousProfile,
+		compat.ProfileLabelMismatch,
+		compat.PodIdentity,
+		availability.AffinityIgnored,
+		availability.TopologySpreadIgnored,
+		availability.MissingPDB,
+		cost.JobTTL,
+		cost.NoRequests,
+		cost.RoundingWaste,
+		config.CoreDNSComputeType,
+		config.LoggingConfig,
+		config.LoggingNamespace,
+		deprecation.RemovedAPI,
+		deprecation.DeprecatedAPI,
+	}
+}
+
+// Registry returns the built-in rules in a registry.
+func Registry() *rules.Registry {
+	reg, err := rules.NewRegistry(Rules()...)
+	if err != nil {
+		panic(err) // the built-in list is checked by tests: a broken one must not ship
+	}
+	return reg
+}

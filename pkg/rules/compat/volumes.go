@@ -1,0 +1,117 @@
+package compat
+
+import (
+	"reflect"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+// supportedVolumes are the volume types Fargate mounts. persistentVolumeClaim
+// is checked by FG013 (what backs the claim decides), hostPath by FG010 and
+// ephemeral by FG012.
+var supportedVolumes = map[string]bool{
+	"configMap": true, "secret": true, "emptyDir": true, "projected": true, "downwardAPI": true,
+	"persistentVolumeClaim": true, "hostPath": true, "ephemeral": true,
+}
+
+// volumeType returns the JSON name of the volume's source ("hostPath", "nfs", ...).
+func volumeType(v *corev1.Volume) string {
+	src := reflect.ValueOf(v.VolumeSource)
+	for i := range src.NumField() {
+		if f := src.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
+			return name
+		}
+	}
+	return ""
+}
+
+// HostPathVolume flags hostPath volumes.
+var HostPathVolume = &rules.Rule{
+	ID: "FG010", Name: "host-path-volume", Category: rules.CategoryFargate, Severity: rules.Blocker,
+	Summary: "hostPath volumes do not work on Fargate.",
+	Doc: "A Fargate pod has no host file system to mount: fargate-scheduler rejects pods with `hostPath` volumes " +
+		"(`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`).",
+	Remediation: "Use an emptyDir for scratch space, a ConfigMap or Secret for files, or an EFS volume for shared data; " +
+		"agents that read the node's files belong on EC2 nodes.",
+	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		var out []rules.Finding
+		for i, v := range obj.Pod.Template.Spec.Volumes {
+			if v.HostPath != nil {
+				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+".hostPath"),
+					"volume %q mounts the host path %s%s", v.Name, v.HostPath.Path, rules.Where(w)))
+			}
+		}
+		return out
+	}),
+}
+
+// UnsupportedVolume flags volume types Fargate cannot mount.
+var UnsupportedVolume = &rules.Rule{
+	ID: "FG011", Name: "unsupported-volume", Category: rules.CategoryFargate, Severity: rules.Blocker,
+	Summary: "Volume types other than ConfigMap, Secret, emptyDir, projected, downwardAPI and EFS claims do not work on Fargate.",
+	Doc: "Fargate mounts ConfigMap, Secret, emptyDir, projected and downwardAPI volumes, and Amazon EFS through " +
+		"statically provisioned PersistentVolumeClaims. Every other volume type (awsElasticBlockStore, nfs, csi inline volumes " +
+		"such as the Secrets Store CSI driver, gitRepo, iscsi, image, ...) makes fargate-scheduler reject the pod: " +
+		"`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`.",
+	Remediation: "Replace the volume with a supported type, mount EFS through a PersistentVolume and claim, " +
+		"or keep the workload on EC2 nodes.",
+	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		var out []rules.Finding
+		for i := range obj.Pod.Template.Spec.Volumes {
+			v := &obj.Pod.Template.Spec.Volumes[i]
+			t := volumeType(v)
+			if t == "" || supportedVolumes[t] {
+				continue
+			}
+			out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+"."+t),
+				"volume %q is of type %s, which Fargate does not support%s", v.Name, t, rules.Where(w)))
+		}
+		return out
+	}),
+}
+
+// DynamicProvisioning flags volumes that would be provisioned on demand.
+var DynamicProvisioning = &rules.Rule{
+	ID: "FG012", Name: "dynamic-provisioning", Category: rules.CategoryFargate, Severity: rules.Blocker,
+	Summary: "StatefulSet volumeClaimTemplates and generic ephemeral volumes need dynamic provisioning, which Fargate does not support.",
+	Doc: "Fargate cannot attach EBS volumes and supports EFS only through statically provisioned PersistentVolumes. " +
+		"A StatefulSet's `volumeClaimTemplates` creates a claim per replica that a storage class must provision " +
+		"(on EKS the default class is EBS), and a generic `ephemeral` volume does the same per pod. Such pods stay Pending. " +
+		"A claim template with `storageClassName: \"\"` binds to pre-created PersistentVolumes and is not flagged.",
+	Remediation: "Create EFS PersistentVolumes ahead of time and claim them (storageClassName set to the PVs' class, or \"\"), " +
+		"use emptyDir for scratch data, or keep the workload on EC2 nodes.",
+	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		var out []rules.Finding
+		for i, v := range obj.Pod.Template.Spec.Volumes {
+			if v.Ephemeral != nil {
+				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+".ephemeral"),
+					"volume %q is a generic ephemeral volume, provisioned dynamically per pod%s", v.Name, rules.Where(w)))
+			}
+		}
+		for i, t := range statefulSetClaims(obj) {
+			if t.Spec.StorageClassName != nil && *t.Spec.StorageClassName == "" {
+				continue
+			}
+			class := "the cluster's default storage class (EBS gp2 on EKS)"
+			if t.Spec.StorageClassName != nil {
+				class = "storage class " + *t.Spec.StorageClassName
+			}
+			out = append(out, rules.At(obj, object.Item("spec.volumeClaimTemplates", i),
+				"volumeClaimTemplate %q is provisioned dynamically by %s%s", t.Name, class, rules.Where(w)))
+		}
+		return out
+	}),
+}
+
+func statefulSetClaims(obj *object.Object) []corev1.PersistentVolumeClaim {
+	if sts, ok := obj.Typed.(*appsv1.StatefulSet); ok {
+		return sts.Spec.VolumeClaimTemplates
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package rules
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+// IgnoreAnnotation on an object suppresses the listed rules (IDs or names,
+// comma-separated) for that object.
+const IgnoreAnnotation = "fargatekit.io/ignore"
+
+// retained are the kinds the cluster rules relate to workloads. They are
+// small and few, so the engine keeps them whole until the end.
+var retained = map[string]bool{
+	"Service": true, "Ingress": true, "IngressClass": true, "NetworkPolicy": true,
+	"PodDisruptionBudget": true, "PersistentVolumeClaim": true, "PersistentVolume": true, "PodIdentityAssociation": true,
+	"Namespace": true,
+}
+
+// Cluster is everything the cluster rules see once all input was read.
+type Cluster struct {
+	Workloads []*Workload
+	// Objects holds the retained objects by kind.
+	Objects map[string][]*object.Object
+}
+
+// Selected returns the workloads in namespace ns whose pod labels sel matches.
+func (c *Cluster) Selected(ns string, sel labels.Selector) []*Workload {
+	var out []*Workload
+	for _, w := range c.Workloads {
+		if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Options change how the engine applies rules.
+type Options struct {
+	// Severity overrides a rule's severity, by rule ID.
+	Severity map[string]Severity
+}
+
+// Engine runs rules over a stream of objects. Add each object once; Result
+// runs the cluster rules and returns everything found. The engine keeps a
+// Workload summary per pod-creating object and the retained kinds, not the
+// objects themselves.
+type Engine struct {
+	ctx      *Context
+	object   []*Rule
+	cluster  []*Rule
+	opts     Options
+	state    Cluster
+	ignored  map[object.Ref]map[string]bool
+	findings []Finding
+}
+
+// NewEngine returns an engine that runs rules with ctx.
+func NewEngine(ctx *Context, rules []*Rule, opts Options) *Engine {
+	e := &Engine{ctx: ctx, opts: opts, ignored: map[object.Ref]map[string]bool{}, state: Cluster{Objects: map[string][]*object.Object{}}}
+	for _, r := range rules {
+		if r.Check != nil {
+			e.object = append(e.object, r)
+		} else {
+			e.cluster = append(e.cluster, r)
+		}
+	}
+	return e
+}
+
+// Add runs the per-object rules on obj and records what the cluster rules need.
+func (e *Engine) Add(obj *object.Object) {
+	if v := obj.Annotations[IgnoreAnnotation]; v != "" {
+		set := map[string]bool{}
+		for _, k := range strings.Split(v, ",") {
+			set[strings.TrimSpace(k)] = true
+		}
+		e.ignored[obj.Ref] = set
+	}
+	var w *Workload
+	if obj.Pod != nil {
+		w = e.workload(obj)
+		e.state.Workloads = append(e.state.Workloads, w)
+	}
+	for _, r := range e.object {
+		e.add(r, r.Check(e.ctx, obj, w))
+	}
+	if retained[obj.Ref.Kind] {
+		e.state.Objects[obj.Ref.Kind] = append(e.state.Objects[obj.Ref.Kind], obj)
+	}
+}
+
+func (e *Engine) workload(obj *object.Object) *Workload {
+	tmpl := &obj.Pod.Template
+	ns := e.ctx.NamespaceOf(obj.Ref)
+	w := &Workload{
+		Ref:            obj.Ref,
+		Source:         obj.Source,
+		Namespace:      ns,
+		Labels:         tmpl.Labels,
+		Replicas:       obj.Pod.Replicas,
+		Placement:      fargate.Place(e.ctx.Profiles, ns, tmpl),
+		Sizing:         fargate.SizePod(&tmpl.Spec),
+		ServiceAccount: cmp.Or(tmpl.Spec.ServiceAccountName, tmpl.Spec.DeprecatedServiceAccount, "default"),
+	}
+	for _, v := range tmpl.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			w.Claims = append(w.Claims, v.PersistentVolumeClaim.ClaimName)
+		}
+
+	}
+	if w.Placement.Fargate && w.Sizing.Fits {
+		w.HourlyCostUSD = e.ctx.Price.Hourly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB) * float64(w.Replicas)
+		if !RunsToCompletion(obj) {
+			w.MonthlyCostUSD = e.ctx.Price.Monthly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB, w.Replicas)
+		}
+	}
+	return w
+}
+
+// RunsToCompletion reports whether the object's pods finish (Jobs, CronJobs,
+// and bare Pods that never restart).
+func RunsToCompletion(obj *object.Object) bool {
+	switch t := obj.Typed.(type) {
+	case *batchv1.Job, *batchv1.CronJob:
+		return true
+	case *corev1.Pod:
+		return t.Spec.RestartPolicy == corev1.RestartPolicyNever || t.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
+	}
+	return false
+}
+
+func (e *Engine) add(r *Rule, fs []Finding) {
+	for _, f := range fs {
+		f.Rule = r
+		if f.Severity == 0 {
+			f.Severity = r.Severity
+		}
+		if set := e.ignored[f.Object]; set[f.Rule.ID] || set[f.Rule.Name] || set["all"] {
+			continue
+		}
+		if s, ok := e.opts.Severity[f.Rule.ID]; ok {
+			f.Severity = s
+		}
+		e.findings = append(e.findings, f)
+	}
+}
+
+// Result is everything a run found.
+type Result struct {
+	Findings  []Finding
+	Workloads []*Workload
+}
+
+// Result runs the cluster rules and returns the findings sorted by file, line
+// and rule, and the workloads sorted by file and line.
+func (e *Engine) Result() *Result {
+	for _, r := range e.cluster {
+		e.add(r, r.CheckCluster(e.ctx, &e.state))
+	}
+	slices.SortStableFunc(e.findings, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.Source.File, b.Source.File),
+			cmp.Compare(a.Source.Line, b.Source.Line),
+			cmp.Compare(a.Rule.ID, b.Rule.ID),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+	slices.SortStableFunc(e.state.Workloads, func(a, b *Workload) int {
+		return cmp.Or(cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Line, b.Source.Line))
+	})
+	return &Result{Findings: e.findings, Workloads: e.state.Workloads}
+}
