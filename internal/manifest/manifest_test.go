@@ -35,7 +35,6 @@ func parse(t *testing.T, data string) got {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -130,10 +129,10 @@ spec:
 	var o *object.Object
 	Parse("f.yaml", []byte(doc), func(obj *object.Object) { o = obj }, func(e Error) { t.Fatal(e) })
 	for path, want := range map[string]int{
-		"":                                        1,
-		"kind":                                    2,
-		"spec.template.spec.containers[1].securityContext.privileged": 16,
-		"spec.template.spec.containers[0]":                            12,
+		"":     1,
+		"kind": 2,
+		"spec.template.spec.containers[1].securityContext.privileged":        16,
+		"spec.template.spec.containers[0]":                                   12,
 		"spec.template.metadata.annotations[eks.amazonaws.com/compute-type]": 9,
 		"spec.template.spec.containers[7]":                                   11, // missing: nearest ancestor
 		"spec.template.spec.hostNetwork":                                     10,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -111,11 +112,24 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		Sizing:         fargate.SizePod(&tmpl.Spec),
 		ServiceAccount: cmp.Or(tmpl.Spec.ServiceAccountName, tmpl.Spec.DeprecatedServiceAccount, "default"),
 	}
-	for _, v := range tmpl.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil {
+	for i, v := range tmpl.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
 			w.Claims = append(w.Claims, v.PersistentVolumeClaim.ClaimName)
+		case v.Ephemeral != nil:
+			dv := DynamicVolume{Name: v.Name, Ephemeral: true, Line: obj.Line(object.Item(obj.Pod.SpecPath("volumes"), i) + ".ephemeral")}
+			if t := v.Ephemeral.VolumeClaimTemplate; t != nil {
+				dv.StorageClass = t.Spec.StorageClassName
+			}
+			w.DynamicVolumes = append(w.DynamicVolumes, dv)
 		}
-
+	}
+	if sts, ok := obj.Typed.(*appsv1.StatefulSet); ok {
+		for i, t := range sts.Spec.VolumeClaimTemplates {
+			w.DynamicVolumes = append(w.DynamicVolumes, DynamicVolume{
+				Name: t.Name, StorageClass: t.Spec.StorageClassName, Line: obj.Line(object.Item("spec.volumeClaimTemplates", i)),
+			})
+		}
 	}
 	if w.Placement.Fargate && w.Sizing.Fits {
 		w.HourlyCostUSD = e.ctx.Price.Hourly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB) * float64(w.Replicas)

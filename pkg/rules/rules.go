@@ -139,6 +139,20 @@ type Workload struct {
 	ServiceAccount string
 	// Claims are the names of the PersistentVolumeClaims the pods mount.
 	Claims []string
+	// DynamicVolumes are the volumes provisioned per pod or replica.
+	DynamicVolumes []DynamicVolume
+}
+
+// DynamicVolume is a volume created on demand for the pods: a StatefulSet
+// volumeClaimTemplate or a generic ephemeral volume.
+type DynamicVolume struct {
+	Name string
+	// Ephemeral is true for a generic ephemeral volume, false for a claim template.
+	Ephemeral bool
+	// StorageClass is the claim's storageClassName; nil when unset.
+	StorageClass *string
+	// Line is where the volume is declared.
+	Line int
 }
 
 // Context is what every rule may read about the run.
@@ -252,6 +266,17 @@ func (g *Registry) Rules() []*Rule { return g.rules }
 func (g *Registry) Lookup(key string) (*Rule, bool) {
 	r, ok := g.byKey[key]
 	return r, ok
+}
+
+// OnFargatePods is OnFargate for checks about pods Fargate runs: it also
+// skips DaemonSets, whose pods never run there (FG001 reports them).
+func OnFargatePods(check func(ctx *Context, obj *object.Object, w *Workload) []Finding) func(*Context, *object.Object, *Workload) []Finding {
+	return OnFargate(func(ctx *Context, obj *object.Object, w *Workload) []Finding {
+		if obj.Ref.Kind == "DaemonSet" {
+			return nil
+		}
+		return check(ctx, obj, w)
+	})
 }
 
 // Where names the profile that places a workload on Fargate, as a suffix for

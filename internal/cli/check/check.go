@@ -114,21 +114,27 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, AllowedCapabilities: cfg.AllowedCapabilities}
 	ctx.Profiles, ctx.PodIdentity, rep.Errors = loadProfiles(f)
 
-	engine := rules.NewEngine(ctx, rep.Rules, rules.Options{Severity: cfg.Severity})
 	progress := newProgress(s.ErrOut)
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: cfg.Ignored, OnFile: progress.file}
-	loader.Load(paths, func(o *object.Object) {
-		progress.object()
-		engine.Add(o)
-	}, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
+	res, errs := analyze(ctx, rep.Rules, rules.Options{Severity: cfg.Severity}, loader, paths, progress.object)
 	progress.done()
-
-	res := engine.Result()
-	rep.Findings, rep.Workloads = res.Findings, res.Workloads
+	rep.Findings, rep.Workloads, rep.Errors = res.Findings, res.Workloads, append(rep.Errors, errs...)
 	if err := write(s.Out, rep, report.Options{Color: color}); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return exitCode(rep, failOn)
+}
+
+// analyze reads every path and runs the rules on what it finds: the whole
+// check between the flags and the report. onObject is called per object read.
+func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func()) (*rules.Result, []manifest.Error) {
+	engine := rules.NewEngine(ctx, rs, opts)
+	var errs []manifest.Error
+	loader.Load(paths, func(o *object.Object) {
+		onObject()
+		engine.Add(o)
+	}, func(e manifest.Error) { errs = append(errs, e) })
+	return engine.Result(), errs
 }
 
 // loadProfiles reads every profile source; a bad one becomes an input error

@@ -31,16 +31,15 @@ var MissingPDB = &rules.Rule{
 			if !ok {
 				continue
 			}
-			// policy/v1: an empty or missing selector selects every pod; policy/v1beta1: none.
-			sel := labels.Everything()
-			if o.Ref.APIVersion == "policy/v1beta1" && (pdb.Spec.Selector == nil || len(pdb.Spec.Selector.MatchLabels)+len(pdb.Spec.Selector.MatchExpressions) == 0) {
-				sel = labels.Nothing()
-			} else if pdb.Spec.Selector != nil {
-				s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			// A missing selector selects no pods. An empty one ({}) selects
+			// every pod of the namespace in policy/v1 and none in v1beta1.
+			sel := labels.Nothing()
+			if s := pdb.Spec.Selector; s != nil && (o.Ref.APIVersion != "policy/v1beta1" || len(s.MatchLabels)+len(s.MatchExpressions) > 0) {
+				parsed, err := metav1.LabelSelectorAsSelector(s)
 				if err != nil {
 					continue
 				}
-				sel = s
+				sel = parsed
 			}
 			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 		}

@@ -37,7 +37,7 @@ var AffinityIgnored = &rules.Rule{
 	Remediation: "For a guaranteed spread over AZs, use one Fargate profile per subnet (AZ) and one workload per profile " +
 		"(each pinned with the `eks.amazonaws.com/fargate-profile` label), or run the workload on EC2 nodes; " +
 		"drop the affinity to make the manifest say what really happens.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		a := obj.Pod.Template.Spec.Affinity
 		if a == nil {
 			return nil
@@ -85,7 +85,7 @@ var TopologySpreadIgnored = &rules.Rule{
 		"random for every pod: with 2 subnets, 2 replicas landed in one AZ in 5 of 10 scale-ups in the report.",
 	Remediation: "For a guaranteed spread over AZs, use one Fargate profile per subnet (AZ) and one workload per profile, " +
 		"or run the workload on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		tsc := obj.Pod.Template.Spec.TopologySpreadConstraints
 		if len(tsc) == 0 {
 			return nil

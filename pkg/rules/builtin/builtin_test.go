@@ -179,4 +179,3 @@ func TestSeverityOverride(t *testing.T) {
 		}
 	}
 }
-

@@ -15,7 +15,7 @@ var ClaimProvisioning = &rules.Rule{
 	ID: "FG013", Name: "claim-provisioning", Category: rules.CategoryFargate, Severity: rules.Blocker,
 	Summary: "A PersistentVolumeClaim mounted by Fargate pods needs EBS or dynamic provisioning.",
 	Doc: "Fargate mounts only statically provisioned EFS volumes. A claim mounted by a Fargate pod is flagged when it " +
-		"is bound to an EBS PersistentVolume in the input, or when nothing in the input can bind it statically: " +
+		"is bound to a PersistentVolume of the input that is not EFS (driver efs.csi.aws.com), or when nothing in the input can bind it statically: " +
 		"no `volumeName`, no PersistentVolume of its storage class, and a storage class other than `\"\"` " +
 		"(no class means the cluster default, EBS gp2 on EKS). Claims that are not in the input are not judged.",
 	Remediation: "Back the claim with a pre-created EFS PersistentVolume (driver efs.csi.aws.com) of the claim's storage class, " +
@@ -40,7 +40,7 @@ var ClaimProvisioning = &rules.Rule{
 				if !ok {
 					continue
 				}
-				if path, why := claimProblem(pvc, c.Objects["PersistentVolume"]); why != "" {
+				if path, why := bindProblem(pvc.Spec.VolumeName, pvc.Spec.StorageClassName, c.Objects["PersistentVolume"]); why != "" {
 					reported[o] = true
 					out = append(out, rules.At(o, path, "claim %q is mounted by Fargate workload %s but %s", pvc.Name, w.Ref, why))
 				}
@@ -50,30 +50,36 @@ var ClaimProvisioning = &rules.Rule{
 	},
 }
 
-// claimProblem says why a claim cannot back a Fargate volume, and at which field.
-func claimProblem(pvc *corev1.PersistentVolumeClaim, pvs []*object.Object) (path, why string) {
-	class := pvc.Spec.StorageClassName
+// efsDriver is the CSI driver of the only persistent volumes Fargate mounts.
+const efsDriver = "efs.csi.aws.com"
+
+// bindProblem says why a claim (bound to volumeName, or of storage class
+// class) cannot back a Fargate volume, and at which field of the claim; ""
+// when it can, or when the input does not tell.
+func bindProblem(volumeName string, class *string, pvs []*object.Object) (path, why string) {
 	for _, o := range pvs {
 		pv, ok := o.Typed.(*corev1.PersistentVolume)
 		if !ok {
 			continue
 		}
-		bound := pvc.Spec.VolumeName == pv.Name
-		if !bound && (pvc.Spec.VolumeName != "" || class == nil || *class != pv.Spec.StorageClassName) {
+		if volumeName != "" && volumeName != pv.Name {
 			continue
 		}
-		if pv.Spec.AWSElasticBlockStore != nil || (pv.Spec.CSI != nil && pv.Spec.CSI.Driver == "ebs.csi.aws.com") {
-			return "spec", fmt.Sprintf("binds the EBS PersistentVolume %q, which Fargate cannot attach", pv.Name)
+		if volumeName == "" && (class == nil || *class != pv.Spec.StorageClassName) {
+			continue
 		}
-		return "", "" // a static PersistentVolume that is not EBS
+		if pv.Spec.CSI != nil && pv.Spec.CSI.Driver == efsDriver {
+			return "", ""
+		}
+		return "spec", fmt.Sprintf("binds PersistentVolume %q, which Fargate cannot mount (only EFS through the %s driver)", pv.Name, efsDriver)
 	}
 	switch {
-	case pvc.Spec.VolumeName != "":
+	case volumeName != "":
 		return "", "" // bound to a volume outside the input
 	case class == nil:
-		return "spec", "it sets no storageClassName, so the cluster's default class (EBS gp2 on EKS) provisions it dynamically"
+		return "spec", "sets no storageClassName, so the cluster's default class (EBS gp2 on EKS) provisions it dynamically"
 	case *class == "":
 		return "", ""
 	}
-	return "spec.storageClassName", fmt.Sprintf("no PersistentVolume of storage class %q is in the input, so it is provisioned dynamically", *class)
+	return "spec.storageClassName", fmt.Sprintf("is provisioned dynamically: no PersistentVolume of storage class %q is in the input", *class)
 }

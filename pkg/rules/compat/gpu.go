@@ -7,10 +7,22 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
+// acceleratorPrefixes are the extended resources of GPU and accelerator device
+// plugins: every nvidia.com/ resource (gpu, gpu.shared, MIG slices such as
+// mig-1g.5gb), AMD, Intel, Habana and AWS Neuron devices.
+var acceleratorPrefixes = []string{"nvidia.com/", "amd.com/", "gpu.intel.com/", "habana.ai/", "aws.amazon.com/neuron"}
+
 // acceleratorResource reports whether a resource name is a GPU or accelerator.
 func acceleratorResource(name string) bool {
-	return strings.HasSuffix(name, "/gpu") || strings.HasPrefix(name, "aws.amazon.com/neuron") ||
-		strings.HasPrefix(name, "habana.ai/") || strings.HasPrefix(name, "gpu.intel.com/")
+	if strings.HasSuffix(name, "/gpu") {
+		return true
+	}
+	for _, p := range acceleratorPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // GPU flags containers that request GPUs or other accelerators.

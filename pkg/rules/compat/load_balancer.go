@@ -36,7 +36,11 @@ var LoadBalancerInstanceTarget = &rules.Rule{
 		"targets, and so does the AWS Load Balancer Controller unless the Service says " +
 		"`service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip` (with `aws-load-balancer-type: external` or " +
 		"`loadBalancerClass: service.k8s.aws/nlb`), or uses the legacy `aws-load-balancer-type: nlb-ip`. " +
+		"Services with a `loadBalancerClass` of another controller are not AWS load balancers and are not checked. " +
 		"The rule fires when the Service selects a Fargate workload of the input.",
+	Unconfirmed: "With the AWS Load Balancer Controller's Service webhook enabled (its default since v2.5), a Service " +
+		"without a class gets `service.k8s.aws/nlb`, so `nlb-target-type: ip` alone would mean IP targets. fargatekit cannot " +
+		"see the cluster's controllers and asks for the explicit `aws-load-balancer-type: external`, which works either way.",
 	Remediation: "Install the AWS Load Balancer Controller and annotate the Service with " +
 		"`service.beta.kubernetes.io/aws-load-balancer-type: external` and " +
 		"`service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip`.",
@@ -44,7 +48,7 @@ var LoadBalancerInstanceTarget = &rules.Rule{
 		var out []rules.Finding
 		for _, o := range c.Objects["Service"] {
 			svc, ok := o.Typed.(*corev1.Service)
-			if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || serviceIPTargets(svc) {
+			if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || !awsLoadBalancer(svc) || serviceIPTargets(svc) {
 				continue
 			}
 			if names := fargateBackends(ctx, c, o, svc); len(names) > 0 {
@@ -54,6 +58,13 @@ var LoadBalancerInstanceTarget = &rules.Rule{
 		}
 		return out
 	},
+}
+
+// awsLoadBalancer reports whether AWS provisions the Service's load balancer:
+// the in-tree provider takes Services without a class, the AWS Load Balancer
+// Controller its own classes; any other class belongs to another controller.
+func awsLoadBalancer(svc *corev1.Service) bool {
+	return svc.Spec.LoadBalancerClass == nil || nlbClasses[*svc.Spec.LoadBalancerClass]
 }
 
 func serviceIPTargets(svc *corev1.Service) bool {
@@ -131,8 +142,10 @@ var IngressInstanceTarget = &rules.Rule{
 }
 
 func isALB(ing *networkingv1.Ingress, classes []*object.Object) bool {
-	if ing.Annotations[ingressClassAnnotation] == "alb" {
-		return true
+	// The legacy annotation, when present, decides on its own: the API server
+	// gives such Ingresses no default class.
+	if class, ok := ing.Annotations[ingressClassAnnotation]; ok {
+		return class == "alb"
 	}
 	name := ""
 	if ing.Spec.IngressClassName != nil {

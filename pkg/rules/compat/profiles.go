@@ -38,8 +38,8 @@ var ProfileLabelMismatch = &rules.Rule{
 	Remediation: "Fix the label's value, or change the named profile's selectors so that they match the pod.",
 	Unconfirmed: "What EKS does with a label naming a profile that does not match (ignore it, or leave the pod Pending) is not documented.",
 	Check: func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		if w == nil || ctx.Profiles == nil {
-			return nil
+		if w == nil || ctx.Profiles == nil || (!w.Placement.Fargate && w.Placement.Reason != fargate.ReasonNoProfile) {
+			return nil // no profiles to name, or the pod keeps itself off Fargate
 		}
 		want, ok := w.Labels[fargate.ProfileLabel]
 		if !ok || slices.Contains(w.Placement.Matching, want) {

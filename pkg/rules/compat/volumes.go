@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -81,37 +80,31 @@ var DynamicProvisioning = &rules.Rule{
 	ID: "FG012", Name: "dynamic-provisioning", Category: rules.CategoryFargate, Severity: rules.Blocker,
 	Summary: "StatefulSet volumeClaimTemplates and generic ephemeral volumes need dynamic provisioning, which Fargate does not support.",
 	Doc: "Fargate cannot attach EBS volumes and supports EFS only through statically provisioned PersistentVolumes. " +
-		"A StatefulSet's `volumeClaimTemplates` creates a claim per replica that a storage class must provision " +
-		"(on EKS the default class is EBS), and a generic `ephemeral` volume does the same per pod. Such pods stay Pending. " +
-		"A claim template with `storageClassName: \"\"` binds to pre-created PersistentVolumes and is not flagged.",
-	Remediation: "Create EFS PersistentVolumes ahead of time and claim them (storageClassName set to the PVs' class, or \"\"), " +
+		"A StatefulSet's `volumeClaimTemplates` creates a claim per replica, and a generic `ephemeral` volume one per pod; " +
+		"unless pre-created EFS PersistentVolumes can bind them, a storage class must provision them (on EKS the default " +
+		"class is EBS) and the pods stay Pending. A claim template is not flagged when its `storageClassName` is `\"\"` " +
+		"(static binding to volumes outside the input) or when EFS PersistentVolumes of its class are in the input.",
+	Remediation: "Create EFS PersistentVolumes (driver efs.csi.aws.com) ahead of time with the claim template's storage class, " +
 		"use emptyDir for scratch data, or keep the workload on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	CheckCluster: func(_ *rules.Context, c *rules.Cluster) []rules.Finding {
 		var out []rules.Finding
-		for i, v := range obj.Pod.Template.Spec.Volumes {
-			if v.Ephemeral != nil {
-				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+".ephemeral"),
-					"volume %q is a generic ephemeral volume, provisioned dynamically per pod%s", v.Name, rules.Where(w)))
-			}
-		}
-		for i, t := range statefulSetClaims(obj) {
-			if t.Spec.StorageClassName != nil && *t.Spec.StorageClassName == "" {
+		for _, w := range c.Workloads {
+			if !w.Placement.Fargate {
 				continue
 			}
-			class := "the cluster's default storage class (EBS gp2 on EKS)"
-			if t.Spec.StorageClassName != nil {
-				class = "storage class " + *t.Spec.StorageClassName
+			for _, v := range w.DynamicVolumes {
+				f := rules.AtWorkload(w, "volume %q is a generic ephemeral volume, provisioned dynamically per pod%s", v.Name, rules.Where(w))
+				if !v.Ephemeral {
+					_, why := bindProblem("", v.StorageClass, c.Objects["PersistentVolume"])
+					if why == "" {
+						continue
+					}
+					f = rules.AtWorkload(w, "volumeClaimTemplate %q %s%s", v.Name, why, rules.Where(w))
+				}
+				f.Source.Line = v.Line
+				out = append(out, f)
 			}
-			out = append(out, rules.At(obj, object.Item("spec.volumeClaimTemplates", i),
-				"volumeClaimTemplate %q is provisioned dynamically by %s%s", t.Name, class, rules.Where(w)))
 		}
 		return out
-	}),
-}
-
-func statefulSetClaims(obj *object.Object) []corev1.PersistentVolumeClaim {
-	if sts, ok := obj.Typed.(*appsv1.StatefulSet); ok {
-		return sts.Spec.VolumeClaimTemplates
-	}
-	return nil
+	},
 }

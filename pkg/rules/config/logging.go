@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -51,6 +52,7 @@ var LoggingConfig = &rules.Rule{
 		"cloudwatch, cloudwatch_logs and kinesis; no `${ENV}` references; and not the keys Kube_URL, Kube_CA_File, " +
 		"Kube_Token_Command or Kube_Token_File, which EKS manages. A broken configuration silently ships no logs. " +
 		"Changes apply only to pods created afterwards.",
+	Unconfirmed: "Whether EKS counts the 5300 characters over keys and values, as fargatekit does, or over values only is not documented.",
 	Remediation: "Fix the problems named in the message, then restart the Fargate workloads so that new pods pick the configuration up.",
 	Check: func(ctx *rules.Context, obj *object.Object, _ *rules.Workload) []rules.Finding {
 		cm, ok := obj.Typed.(*corev1.ConfigMap)
@@ -67,7 +69,7 @@ var LoggingConfig = &rules.Rule{
 		total := 0
 		for _, key := range sortedKeys(cm.Data) {
 			value := cm.Data[key]
-			total += len(key) + len(value)
+			total += utf8.RuneCountInString(key) + utf8.RuneCountInString(value)
 			path := object.Key("data", key)
 			section, known := loggingKeys[key]
 			switch {

@@ -14,7 +14,7 @@ var NoRequests = &rules.Rule{
 		"0.25 vCPU and 0.5 GB, including the 256 MB Fargate keeps for its own agents, whatever the application needs: " +
 		"it may be throttled or killed for lack of memory.",
 	Remediation: "Set CPU and memory requests on every container to what it needs; Fargate then rounds the pod up to the next size.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		if !w.Sizing.NothingRequested {
 			return nil
 		}
@@ -35,7 +35,7 @@ var RoundingWaste = &rules.Rule{
 		"requested (plus 256 MB) with the price of the provisioned size.",
 	Remediation: "Adjust the requests to fit a size: the message names the provisioned size; requesting a little less " +
 		"often drops the pod one size down, or requesting up to the provisioned size uses what is paid for anyway.",
-	Check: rules.OnFargate(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		s := w.Sizing
 		if s.NothingRequested || !s.Fits {
 			return nil

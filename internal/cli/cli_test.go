@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(args, streams.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+const (
+	manifests = "testdata/check/manifests"
+	profiles  = "testdata/check/profiles"
+)
+
+// TestCheckGolden runs the whole pipeline on a directory with a broken file:
+// every other file is still checked, the JSON says what was found, and the
+// exit code is 2 for the input error.
+func TestCheckGolden(t *testing.T) {
+	code, out, stderr := run(t, "", "check", "--profiles", filepath.Join(profiles, "cluster.yaml"),
+		"--target-version", "1.35", "-o", "json", manifests)
+	if code != 2 {
+		t.Errorf("exit code %d, want 2 (input error); stderr: %s", code, stderr)
+	}
+	out = strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`)
+	golden := "testdata/check/golden.json"
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out); diff != "" {
+		t.Errorf("check output (-want +got):\n%s", diff)
+	}
+}
+
+type jsonOut struct {
+	Findings []struct {
+		Rule string `json:"rule"`
+	} `json:"findings"`
+	Workloads []struct {
+		Object struct {
+			Name string `json:"name"`
+		} `json:"object"`
+		Fargate bool   `json:"fargate"`
+		Profile string `json:"profile"`
+	} `json:"workloads"`
+	Errors []struct {
+		File    string `json:"file"`
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+func decode(t *testing.T, out string) jsonOut {
+	t.Helper()
+	var j jsonOut
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	return j
+}
+
+func rulesOf(j jsonOut) []string {
+	var ids []string
+	for _, f := range j.Findings {
+		ids = append(ids, f.Rule)
+	}
+	return ids
+}
+
+const cleanPod = `apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: prod}
+spec:
+  restartPolicy: Always
+  containers:
+    - name: c
+      image: nginx
+      resources: {requests: {cpu: 250m, memory: 256Mi}}
+`
+
+const warnPod = `apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: prod}
+spec:
+  containers:
+    - name: c
+      image: nginx
+`
+
+func TestCheckExitCodes(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "cfg.yaml")
+	if err := os.WriteFile(cfg, []byte("disable: [host-network]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostNet := strings.Replace(cleanPod, "spec:\n", "spec:\n  hostNetwork: true\n", 1)
+	for _, tc := range []struct {
+		name     string
+		stdin    string
+		args     []string
+		want     int
+		inStderr string
+	}{
+		{"clean", cleanPod, []string{"check", "-"}, 0, ""},
+		{"blocker", hostNet, []string{"check", "-"}, 1, ""},
+		{"fail-on none", hostNet, []string{"check", "--fail-on", "none", "-"}, 0, ""},
+		{"info below blocker", warnPod, []string{"check", "-"}, 0, ""},
+		{"fail-on info", warnPod, []string{"check", "--fail-on", "info", "-"}, 1, ""},
+		{"config disables the rule", hostNet, []string{"check", "--config", cfg, "-"}, 0, ""},
+		{"no profile matches: not on Fargate", hostNet, []string{"check", "--fargate-profile", "name=web,namespace=web", "-"}, 0, ""},
+		{"missing path", "", []string{"check", "does-not-exist.yaml"}, 2, ""},
+		{"no input", "", []string{"check"}, 2, "no input"},
+		{"bad output", cleanPod, []string{"check", "-o", "xml", "-"}, 2, "--output must be one of"},
+		{"bad fail-on", cleanPod, []string{"check", "--fail-on", "high", "-"}, 2, "--fail-on"},
+		{"bad target version", cleanPod, []string{"check", "--target-version", "one", "-"}, 2, "--target-version"},
+		{"bad region", cleanPod, []string{"check", "--region", "mars-1", "-"}, 2, "no Fargate price"},
+		{"missing explicit config", cleanPod, []string{"check", "--config", "nope.yaml", "-"}, 2, "reading config"},
+		{"unknown flag", cleanPod, []string{"check", "--nope", "-"}, 2, "unknown flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.stdin, tc.args...)
+			if code != tc.want {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.want, stderr)
+			}
+			if !strings.Contains(stderr, tc.inStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.inStderr)
+			}
+		})
+	}
+}
+
+// TestCheckBadProfileFile checks that a bad profile file is an input error
+// (exit 2) and the manifests are still checked with the good profiles.
+func TestCheckBadProfileFile(t *testing.T) {
+	code, out, _ := run(t, "", "check", "-o", "json",
+		"--profiles", filepath.Join(profiles, "bad.yaml"),
+		"--profiles", filepath.Join(profiles, "describe.json"),
+		filepath.Join(manifests, "web.yaml"))
+	if code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	j := decode(t, out)
+	if len(j.Errors) != 1 || !strings.Contains(j.Errors[0].Message, "reserved prefix") || !strings.Contains(j.Errors[0].Message, "namespace is required") {
+		t.Errorf("errors = %+v, want one naming both problems of bad.yaml", j.Errors)
+	}
+	if len(j.Workloads) != 1 || !j.Workloads[0].Fargate || j.Workloads[0].Profile != "prod" {
+		t.Errorf("workloads = %+v, want web on profile prod from describe.json", j.Workloads)
+	}
+}
+
+// TestCheckProfileSources checks that the eksctl config, the AWS CLI JSON
+// and the inline flag describe the same profile the same way.
+func TestCheckProfileSources(t *testing.T) {
+	var outputs []string
+	for _, args := range [][]string{
+		{"--profiles", filepath.Join(profiles, "cluster.yaml")},
+		{"--profiles", filepath.Join(profiles, "describe.json")},
+		{"--fargate-profile", "name=prod,namespace=prod"},
+	} {
+		args = append([]string{"check", "-o", "json", "--target-version", "1.35"}, args...)
+		_, out, _ := run(t, "", append(args, filepath.Join(manifests, "web.yaml"), filepath.Join(manifests, "agent.yaml"))...)
+		outputs = append(outputs, out)
+	}
+	for i := 1; i < len(outputs); i++ {
+		if diff := cmp.Diff(outputs[0], outputs[i]); diff != "" {
+			t.Errorf("profile source %d differs from the eksctl config (-eksctl +other):\n%s", i, diff)
+		}
+	}
+	j := decode(t, outputs[0])
+	if len(j.Workloads) != 2 || j.Workloads[0].Fargate || !j.Workloads[1].Fargate {
+		t.Errorf("workloads = %+v, want agent on EC2 and web on Fargate", j.Workloads)
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range []string{"check", "rules"} {
+		code, out, _ := run(t, "", cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Examples:") {
+			t.Errorf("%s --help: exit %d, no Examples section:\n%s", cmd, code, out)
+		}
+	}
+}
+
+func TestRulesOutputs(t *testing.T) {
+	for _, format := range []string{"text", "json", "markdown"} {
+		code, out, stderr := run(t, "", "rules", "-o", format)
+		if code != 0 || !strings.Contains(out, "FG001") || !strings.Contains(out, "DEP001") {
+			t.Errorf("rules -o %s: exit %d, stderr %s, output lacks rules", format, code, stderr)
+		}
+	}
+	if code, _, _ := run(t, "", "rules", "-o", "yaml"); code != 2 {
+		t.Errorf("rules -o yaml: exit %d, want 2", code)
+	}
+}
