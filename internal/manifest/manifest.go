@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -48,8 +49,11 @@ type Loader struct {
 	// Skip, if set, is asked about every file found in a directory; files
 	// named on the command line are always read.
 	Skip func(path string) bool
-	// OnFile, if set, is called before each file is read.
+	// OnFile, if set, is called for each file, in input order.
 	OnFile func(path string)
+	// Workers is how many files are parsed at once; 0 means GOMAXPROCS.
+	// Objects and errors are still emitted in input order.
+	Workers int
 }
 
 // Extensions are the file endings read from directories.
@@ -69,16 +73,55 @@ func (l *Loader) Load(paths []string, emit func(*object.Object), fail func(Error
 			Parse(StdinName, data, emit, fail)
 			continue
 		}
-		for _, f := range l.files(p, fail) {
-			if l.OnFile != nil {
-				l.OnFile(f)
-			}
-			data, err := l.readFile(f)
-			if err != nil {
-				fail(Error{File: f, Message: err.Error()})
-				continue
-			}
-			Parse(f, data, emit, fail)
+		l.parseFiles(l.files(p, fail), emit, fail)
+	}
+}
+
+// parsed is what one file held.
+type parsed struct {
+	file    string
+	objects []*object.Object
+	errors  []Error
+}
+
+func (l *Loader) parseFile(f string) parsed {
+	r := parsed{file: f}
+	data, err := l.readFile(f)
+	if err != nil {
+		r.errors = append(r.errors, Error{File: f, Message: err.Error()})
+		return r
+	}
+	Parse(f, data, func(o *object.Object) { r.objects = append(r.objects, o) }, func(e Error) { r.errors = append(r.errors, e) })
+	return r
+}
+
+// parseFiles parses files on Workers goroutines and emits their objects and
+// errors in input order. At most Workers files are parsed ahead of the one
+// being emitted, so memory does not grow with the number of files.
+func (l *Loader) parseFiles(files []string, emit func(*object.Object), fail func(Error)) {
+	workers := l.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pending := make(chan chan parsed, workers)
+	go func() {
+		defer close(pending)
+		for _, f := range files {
+			ch := make(chan parsed, 1)
+			pending <- ch
+			go func() { ch <- l.parseFile(f) }()
+		}
+	}()
+	for ch := range pending {
+		r := <-ch
+		if l.OnFile != nil {
+			l.OnFile(r.file)
+		}
+		for _, o := range r.objects {
+			emit(o)
+		}
+		for _, e := range r.errors {
+			fail(e)
 		}
 	}
 }
@@ -249,9 +292,7 @@ func parseDocument(file string, doc document, emit func(*object.Object), fail fu
 	if len(root.Content) == 0 {
 		return // empty document: comments or nothing
 	}
-	n := root.Content[0]
-	shift(n, doc.first-1)
-	decodeNode(file, n, emit, fail)
+	decodeNode(file, root.Content[0], doc.first-1, emit, fail)
 }
 
 // yamlError turns a parser error into an Error at the file's line.
@@ -267,52 +308,33 @@ func yamlError(file string, doc document, err error) Error {
 	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
 }
 
-// shift moves every node's line by offset, making lines relative to the file.
-func shift(n *yaml.Node, offset int) {
-	if offset == 0 {
-		return
-	}
-	var walk func(*yaml.Node)
-	seen := map[*yaml.Node]bool{}
-	walk = func(n *yaml.Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
-		n.Line += offset
-		for _, c := range n.Content {
-			walk(c)
-		}
-	}
-	walk(n)
-}
-
-func decodeNode(file string, n *yaml.Node, emit func(*object.Object), fail func(Error)) {
+// decodeNode decodes one object node; offset is added to the node's lines,
+// which count from the start of its document.
+func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object), fail func(Error)) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
+	line := n.Line + offset
 	if n.Kind != yaml.MappingNode {
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 			return
 		}
-		fail(Error{File: file, Line: n.Line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n))})
+		fail(Error{File: file, Line: line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n))})
 		return
 	}
-	src := object.Source{File: file, Line: n.Line}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		fail(Error{File: file, Line: n.Line, Message: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")})
-		return
-	}
-	data, err := json.Marshal(v)
+	data, err := toJSON(n)
 	if err != nil {
-		fail(Error{File: file, Line: n.Line, Message: "cannot convert to JSON: " + err.Error()})
+		var je *json.UnsupportedTypeError
+		msg := "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")
+		if errors.As(err, &je) {
+			msg = "cannot convert to JSON (are all keys strings?): " + err.Error()
+		}
+		fail(Error{File: file, Line: line, Message: msg})
 		return
 	}
-	lines := &nodeLines{root: n}
-	obj, err := object.Decode(data, src, lines)
+	lines := &nodeLines{root: n, offset: offset}
+	obj, err := object.Decode(scalar(n, "apiVersion"), scalar(n, "kind"), data, object.Source{File: file, Line: line}, lines)
 	if err != nil {
-		line := n.Line
 		var fe *object.FieldError
 		if errors.As(err, &fe) && fe.Path != "" {
 			line = lines.Line(fe.Path)
@@ -325,12 +347,20 @@ func decodeNode(file string, n *yaml.Node, emit func(*object.Object), fail func(
 	if strings.HasSuffix(obj.Ref.Kind, "List") {
 		if items := lookup(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
 			for _, item := range items.Content {
-				decodeNode(file, item, emit, fail)
+				decodeNode(file, item, offset, emit, fail)
 			}
 			return
 		}
 	}
 	emit(obj)
+}
+
+// scalar returns the value of a top-level string field, "" when it is not one.
+func scalar(m *yaml.Node, key string) string {
+	if v := lookup(m, key); v != nil && v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" {
+		return v.Value
+	}
+	return ""
 }
 
 func objectName(o *object.Object) string {
@@ -372,13 +402,21 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// nodeLines resolves field paths in a parsed YAML object.
-type nodeLines struct{ root *yaml.Node }
+// nodeLines resolves field paths in a parsed YAML object whose lines count
+// from offset lines into the file.
+type nodeLines struct {
+	root   *yaml.Node
+	offset int
+}
 
 // Line returns the line of path, or of its deepest existing ancestor. Path
 // segments are separated by dots; [N] indexes a list and [key] names a map key
 // that itself contains dots (metadata.annotations[eks.amazonaws.com/compute-type]).
 func (l *nodeLines) Line(path string) int {
+	return l.line(path) + l.offset
+}
+
+func (l *nodeLines) line(path string) int {
 	n, line := l.root, l.root.Line
 	for _, seg := range segments(path) {
 		if n.Kind == yaml.AliasNode {

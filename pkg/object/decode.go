@@ -1,6 +1,7 @@
 package object
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -41,8 +43,8 @@ type PodIdentityAssociation struct {
 }
 
 type header struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        metav1.ObjectMeta `json:"metadata"`
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
 }
 
 // kinds maps "group/Kind" to a constructor of the typed value. Groups are
@@ -73,10 +75,19 @@ var kinds = map[string]func() any{
 	"eks.services.k8s.aws/PodIdentityAssociation": func() any { return &PodIdentityAssociation{} },
 }
 
-// Decode builds an Object from one object's JSON. The error says which field
-// could not be decoded; the object is still returned with its Ref and metadata
-// whenever those could be read.
-func Decode(data []byte, src Source, lines Lines) (*Object, error) {
+// Decode builds an Object from one object's JSON. apiVersion and kind, when
+// the caller already knows them, select the typed decoding so that the JSON
+// is decoded once; empty, they are read from the JSON. The error says which
+// field could not be decoded; the object is still returned with its Ref and
+// metadata whenever those could be read.
+func Decode(apiVersion, kind string, data []byte, src Source, lines Lines) (*Object, error) {
+	ref := Ref{APIVersion: apiVersion, Kind: kind}
+	if apiVersion != "" && kind != "" {
+		if typed, err := decodeTyped(ref, data); err == nil && typed != nil {
+			return newObject(typed.(typedObject), src, lines, typed), nil
+		}
+	}
+	// An unknown kind, or a typed decoding that failed: read the header alone.
 	var h header
 	if err := unmarshal(data, &h); err != nil {
 		return nil, err
@@ -91,25 +102,37 @@ func Decode(data []byte, src Source, lines Lines) (*Object, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("object has no %s", strings.Join(missing, " and "))
 	}
-	o := &Object{
-		Ref:         Ref{APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name},
-		Source:      src,
-		Labels:      h.Metadata.Labels,
-		Annotations: h.Metadata.Annotations,
-		Lines:       lines,
+	o := newObject(&h, src, lines, nil)
+	if _, err := decodeTyped(o.Ref, data); err != nil {
+		return o, err // the typed decoding failed: say where
 	}
-	if o.Ref.Name == "" {
-		o.Ref.Name = h.Metadata.GenerateName
-	}
-	typed, err := decodeTyped(o.Ref, data)
-	if err != nil {
-		return o, err
-	}
-	o.Typed = typed
-	o.Pod = podTemplate(typed)
 	return o, nil
 }
 
+// typedObject is what every decoded kind offers: type and object metadata.
+type typedObject interface {
+	GetObjectKind() schema.ObjectKind
+	metav1.Object
+}
+
+func newObject(meta typedObject, src Source, lines Lines, typed any) *Object {
+	gvk := meta.GetObjectKind().GroupVersionKind()
+	apiVersion, kind := gvk.GroupVersion().String(), gvk.Kind
+	o := &Object{
+		Ref:         Ref{APIVersion: apiVersion, Kind: kind, Namespace: meta.GetNamespace(), Name: cmp.Or(meta.GetName(), meta.GetGenerateName())},
+		Source:      src,
+		Labels:      meta.GetLabels(),
+		Annotations: meta.GetAnnotations(),
+		Lines:       lines,
+		Typed:       typed,
+	}
+	if typed != nil {
+		o.Pod = podTemplate(typed)
+	}
+	return o
+}
+
+// decodeTyped decodes the kinds the rules know into their Go types; nil for any other kind.
 func decodeTyped(ref Ref, data []byte) (any, error) {
 	group := ref.Group()
 	if ref.Kind == "Ingress" && (group == "extensions" || group == "networking.k8s.io") {

@@ -1,0 +1,172 @@
+package manifest
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// errSlowPath means a node needs the YAML library's own decoder.
+var errSlowPath = errors.New("needs the library decoder")
+
+var jsonInt = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// toJSON converts a parsed YAML object to JSON. Plain documents (mappings with
+// string keys, sequences, and core-schema scalars) are written directly; the
+// rest (aliases, merge keys, custom tags, duplicate keys, numbers JSON cannot
+// spell) go through yaml.v3's decoder and encoding/json, which also report
+// their errors. The fast path exists because it halves the cost of this step
+// (docs/benchmarks.md); FuzzToJSON checks that both paths agree.
+func toJSON(n *yaml.Node) ([]byte, error) {
+	if out, err := appendJSON(make([]byte, 0, 2048), n); err == nil {
+		return out, nil
+	}
+	return slowJSON(n)
+}
+
+func slowJSON(n *yaml.Node) ([]byte, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func appendJSON(b []byte, n *yaml.Node) ([]byte, error) {
+	var err error
+	switch n.Kind {
+	case yaml.MappingNode:
+		if n.Tag != "" && n.Tag != "!!map" {
+			return nil, errSlowPath
+		}
+		if hasDuplicateKeys(n) {
+			return nil, errSlowPath
+		}
+		b = append(b, '{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+				return nil, errSlowPath
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k.Value)
+			b = append(b, ':')
+			if b, err = appendJSON(b, n.Content[i+1]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case yaml.SequenceNode:
+		if n.Tag != "" && n.Tag != "!!seq" {
+			return nil, errSlowPath
+		}
+		b = append(b, '[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSON(b, c); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case yaml.ScalarNode:
+		return appendScalar(b, n)
+	}
+	return nil, errSlowPath
+}
+
+func appendScalar(b []byte, n *yaml.Node) ([]byte, error) {
+	switch n.ShortTag() {
+	case "!!str":
+		return appendString(b, n.Value), nil
+	case "!!null":
+		return append(b, "null"...), nil
+	case "!!bool":
+		v, err := strconv.ParseBool(n.Value)
+		if err != nil {
+			return nil, errSlowPath
+		}
+		return strconv.AppendBool(b, v), nil
+	case "!!int":
+		if !jsonInt.MatchString(n.Value) {
+			return nil, errSlowPath
+		}
+		return append(b, n.Value...), nil
+	case "!!float":
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, errSlowPath
+		}
+		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
+	}
+	return nil, errSlowPath
+}
+
+// hasDuplicateKeys reports whether a mapping repeats a key: by comparing
+// pairs in the usual small mapping, with a set in a large one.
+func hasDuplicateKeys(m *yaml.Node) bool {
+	keys := len(m.Content) / 2
+	if keys > 16 {
+		seen := make(map[string]bool, keys)
+		for i := 0; i < len(m.Content); i += 2 {
+			if seen[m.Content[i].Value] {
+				return true
+			}
+			seen[m.Content[i].Value] = true
+		}
+		return false
+	}
+	for i := 2; i < len(m.Content); i += 2 {
+		for j := 0; j < i; j += 2 {
+			if m.Content[j].Value == m.Content[i].Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const hex = "0123456789abcdef"
+
+// appendString writes s as a JSON string; s is valid UTF-8.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			if c < utf8.RuneSelf {
+				i++
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
