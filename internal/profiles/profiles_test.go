@@ -1,0 +1,102 @@
+package profiles
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+func TestParseInline(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		want    fargate.Profile
+		wantErr string
+	}{
+		{spec: "name=web,namespace=prod", want: fargate.Profile{Name: "web", Selectors: []fargate.Selector{{Namespace: "prod"}}}},
+		{spec: "name=web,namespace=prod-*,labels=app=web,tier=front",
+			want: fargate.Profile{Name: "web", Selectors: []fargate.Selector{{Namespace: "prod-*", Labels: map[string]string{"app": "web", "tier": "front"}}}}},
+		{spec: "name=two,namespace=a,labels=x=1,namespace=b,subnets=subnet-1;subnet-2",
+			want: fargate.Profile{Name: "two", Subnets: []string{"subnet-1", "subnet-2"},
+				Selectors: []fargate.Selector{{Namespace: "a", Labels: map[string]string{"x": "1"}}, {Namespace: "b"}}}},
+		{spec: "name=web", wantErr: "at least one selector"},
+		{spec: "name=eks-web,namespace=a", wantErr: "reserved prefix"},
+		{spec: "name=web,labels=a=b", wantErr: "labels= must follow a namespace="},
+		{spec: "name=web,namespace=a,color=blue", wantErr: `unknown key "color"`},
+		{spec: "name=web,namespace", wantErr: "is not key=value"},
+		{spec: "name=web,namespace=a,labels=novalue", wantErr: `label "novalue" is not key=value`},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			got, err := ParseInline(tc.spec)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		data         string
+		wantProfiles []string // name/status
+		wantIdentity int
+		wantErr      string
+	}{
+		{name: "eksctl", data: `apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: c, region: us-east-1}
+fargateProfiles:
+  - name: a
+    selectors: [{namespace: a}]
+  - name: b
+    selectors: [{namespace: b, labels: {app: x}}]
+iam:
+  podIdentityAssociations:
+    - {namespace: a, serviceAccountName: sa}
+`, wantProfiles: []string{"a/", "b/"}, wantIdentity: 1},
+		{name: "describe", data: `{"fargateProfile": {"fargateProfileName": "web", "status": "DELETING", "selectors": [{"namespace": "prod"}], "tags": {}}}`,
+			wantProfiles: []string{"web/DELETING"}},
+		{name: "list", data: `{"fargateProfiles": [{"fargateProfileName": "a", "selectors": [{"namespace": "a"}]}, {"fargateProfileName": "b", "selectors": [{"namespace": "b"}]}]}`,
+			wantProfiles: []string{"a/", "b/"}},
+		{name: "no profile", data: `{"cluster": {"name": "c"}}`, wantErr: "no fargateProfile in the file"},
+		{name: "not yaml", data: "a: [b\n", wantErr: "not YAML or JSON"},
+		{name: "eksctl with an invalid profile", data: "kind: ClusterConfig\nfargateProfiles:\n  - name: ok\n    selectors: [{namespace: a}]\n  - name: eks-bad\n    selectors: [{}]\n",
+			wantProfiles: []string{"ok/", "eks-bad/"}, wantErr: "fargateProfiles[1] (eks-bad)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := Parse("f", []byte(tc.data))
+			if (err != nil) != (tc.wantErr != "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			var got []string
+			for _, p := range set.Profiles {
+				got = append(got, p.Name+"/"+p.Status)
+			}
+			if diff := cmp.Diff(tc.wantProfiles, got); diff != "" {
+				t.Errorf("profiles (-want +got):\n%s", diff)
+			}
+			if len(set.PodIdentity) != tc.wantIdentity {
+				t.Errorf("%d pod identity associations, want %d", len(set.PodIdentity), tc.wantIdentity)
+			}
+		})
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	if _, err := ReadFile("does-not-exist.yaml"); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+		t.Errorf("error %v does not name the file", err)
+	}
+}

@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+func valid(id, name string) *Rule {
+	return &Rule{ID: id, Name: name, Category: CategoryFargate, Severity: Blocker, Summary: "s", Doc: "d", Remediation: "r",
+		Check: func(*Context, *object.Object, *Workload) []Finding { return nil }}
+}
+
+func TestRegistry(t *testing.T) {
+	if _, err := NewRegistry(valid("FG001", "a"), valid("FG002", "b")); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		rules []*Rule
+		want  string
+	}{
+		"duplicate ID":   {[]*Rule{valid("FG001", "a"), valid("FG001", "b")}, `"FG001" is used twice`},
+		"duplicate name": {[]*Rule{valid("FG001", "a"), valid("FG002", "a")}, `"a" is used twice`},
+		"bad ID":         {[]*Rule{valid("X1", "a")}, "ID must look like"},
+		"bad name":       {[]*Rule{valid("FG001", "Host_Network")}, "kebab-case"},
+		"two checks": {[]*Rule{func() *Rule {
+			r := valid("FG001", "a")
+			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
+			return r
+		}()}, "exactly one of Check and CheckCluster"},
+		"no doc": {[]*Rule{func() *Rule { r := valid("FG001", "a"); r.Doc = ""; return r }()}, "required"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewRegistry(tc.rules...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeverity(t *testing.T) {
+	for _, s := range []Severity{Info, Warning, Blocker} {
+		got, err := ParseSeverity(strings.ToUpper(s.String()))
+		if err != nil || got != s {
+			t.Errorf("ParseSeverity(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseSeverity("critical"); err == nil {
+		t.Error("unknown severity must be an error")
+	}
+}
