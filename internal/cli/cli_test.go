@@ -79,14 +79,6 @@ func decode(t *testing.T, out string) jsonOut {
 	return j
 }
 
-func rulesOf(j jsonOut) []string {
-	var ids []string
-	for _, f := range j.Findings {
-		ids = append(ids, f.Rule)
-	}
-	return ids
-}
-
 const cleanPod = `apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: prod}

@@ -191,7 +191,7 @@ func (l *Loader) readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, errors.New(describe(err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	if info, err := f.Stat(); err == nil && info.Size() > l.max() {
 		return nil, fmt.Errorf("file is too large (%d bytes; the limit is %d, see --max-file-size)", info.Size(), l.max())
 	}
@@ -448,10 +448,10 @@ func (l *nodeLines) line(path string) int {
 func segments(path string) []string {
 	var out []string
 	for path != "" {
-		switch {
-		case path[0] == '.':
+		switch path[0] {
+		case '.':
 			path = path[1:]
-		case path[0] == '[':
+		case '[':
 			end := strings.IndexByte(path, ']')
 			if end < 0 {
 				return append(out, path[1:])

@@ -12,7 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Fargate adds this much memory to every pod for kubelet, kube-proxy and containerd.
+// OverheadMemoryMiB is the memory Fargate adds to every pod for kubelet,
+// kube-proxy and containerd.
 const OverheadMemoryMiB = 256
 
 // Ephemeral storage: every pod gets DefaultEphemeralGiB; requests above that

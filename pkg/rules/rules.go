@@ -176,8 +176,9 @@ type Context struct {
 	AllowedCapabilities []string
 }
 
-// DefaultAllowedCapabilities: EKS's own CoreDNS adds NET_BIND_SERVICE and runs
-// on Fargate. No AWS source lists the accepted capabilities.
+// DefaultAllowedCapabilities are the capabilities assumed accepted when no
+// configuration says otherwise: EKS's own CoreDNS adds NET_BIND_SERVICE and
+// runs on Fargate. No AWS source lists the accepted capabilities.
 var DefaultAllowedCapabilities = []string{"NET_BIND_SERVICE"}
 
 // PodIdentityAssociation binds an IAM role to a service account with EKS Pod Identity.

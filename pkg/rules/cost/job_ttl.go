@@ -22,7 +22,7 @@ var JobTTL = &rules.Rule{
 				return []rules.Finding{rules.At(obj, "spec", "the Job has no ttlSecondsAfterFinished: its finished Fargate pods stay billed until deleted")}
 			}
 		case *batchv1.CronJob:
-			if t.Spec.JobTemplate.Spec.TTLSecondsAfterFinished == nil && !(zero(t.Spec.SuccessfulJobsHistoryLimit) && zero(t.Spec.FailedJobsHistoryLimit)) {
+			if t.Spec.JobTemplate.Spec.TTLSecondsAfterFinished == nil && (!zero(t.Spec.SuccessfulJobsHistoryLimit) || !zero(t.Spec.FailedJobsHistoryLimit)) {
 				return []rules.Finding{rules.At(obj, "spec.jobTemplate.spec",
 					"the CronJob's Jobs have no ttlSecondsAfterFinished: the finished Fargate pods its history keeps (3 successful and 1 failed by default) stay billed")}
 			}
