@@ -1,6 +1,7 @@
 package deprecation
 
 import (
+	"bytes"
 	"cmp"
 	_ "embed"
 	"fmt"
@@ -8,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fargatekit/fargatekit/pkg/eks"
 )
@@ -146,25 +147,28 @@ func compareRemovedIn(a, b string) int {
 
 // apiFile is the shape of data/apis.yaml.
 type apiFile struct {
-	APIs []apiRow `json:"apis"`
+	APIs []apiRow `yaml:"apis"`
 }
 
 // apiRow is one entry of data/apis.yaml.
 type apiRow struct {
-	GroupVersion     yamlString `json:"groupVersion"`
-	Kind             yamlString `json:"kind"`
-	DeprecatedIn     yamlString `json:"deprecatedIn,omitempty"`
-	RemovedIn        yamlString `json:"removedIn,omitempty"`
-	Replacement      yamlString `json:"replacement,omitempty"`
-	ReplacementSince yamlString `json:"replacementSince,omitempty"`
-	Notes            yamlString `json:"notes,omitempty"`
-	DefaultOff       bool       `json:"defaultOff,omitempty"`
+	GroupVersion     string `yaml:"groupVersion"`
+	Kind             string `yaml:"kind"`
+	DeprecatedIn     string `yaml:"deprecatedIn,omitempty"`
+	RemovedIn        string `yaml:"removedIn,omitempty"`
+	Replacement      string `yaml:"replacement,omitempty"`
+	ReplacementSince string `yaml:"replacementSince,omitempty"`
+	Notes            string `yaml:"notes,omitempty"`
+	DefaultOff       bool   `yaml:"defaultOff,omitempty"`
 }
 
 // parseAPIs decodes and validates a data file.
 func parseAPIs(b []byte) (table, error) {
 	var f apiFile
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+	// yaml.v3 keeps a scalar's text for a string field: an unquoted 1.20 stays "1.20".
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
 		return table{}, fmt.Errorf("decode apis: %w", err)
 	}
 	if len(f.APIs) == 0 {
@@ -176,13 +180,13 @@ func parseAPIs(b []byte) (table, error) {
 	}
 	for i, row := range f.APIs {
 		a := API{
-			GroupVersion:     string(row.GroupVersion),
-			Kind:             string(row.Kind),
-			DeprecatedIn:     string(row.DeprecatedIn),
-			RemovedIn:        string(row.RemovedIn),
-			Replacement:      string(row.Replacement),
-			ReplacementSince: string(row.ReplacementSince),
-			Notes:            strings.TrimSpace(string(row.Notes)),
+			GroupVersion:     row.GroupVersion,
+			Kind:             row.Kind,
+			DeprecatedIn:     row.DeprecatedIn,
+			RemovedIn:        row.RemovedIn,
+			Replacement:      row.Replacement,
+			ReplacementSince: row.ReplacementSince,
+			Notes:            strings.TrimSpace(row.Notes),
 			DefaultOff:       row.DefaultOff,
 		}
 		if err := a.validate(); err != nil {

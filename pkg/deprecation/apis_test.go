@@ -239,7 +239,6 @@ func TestParseAPIsErrors(t *testing.T) {
 	}{
 		{"empty", "apis: []"},
 		{"unknown key", `apis: [{groupVersion: batch/v1beta1, kind: CronJob, removedIn: "1.25", removed: "1.25"}]`},
-		{"unquoted version", `apis: [{groupVersion: batch/v1beta1, kind: CronJob, deprecatedIn: 1.20}]`},
 		{"missing kind", `apis: [{groupVersion: batch/v1beta1, removedIn: "1.25"}]`},
 		{"missing groupVersion", `apis: [{kind: CronJob, removedIn: "1.25"}]`},
 		{"no version in groupVersion", `apis: [{groupVersion: batch, kind: CronJob, removedIn: "1.25"}]`},
@@ -255,5 +254,16 @@ func TestParseAPIsErrors(t *testing.T) {
 				t.Errorf("parseAPIs(%s) succeeded, want error", tc.data)
 			}
 		})
+	}
+}
+
+// TestParseAPIsUnquoted checks that an unquoted 1.20 is read as written, not as 1.2.
+func TestParseAPIsUnquoted(t *testing.T) {
+	tab, err := parseAPIs([]byte(`apis: [{groupVersion: batch/v1beta1, kind: CronJob, deprecatedIn: 1.20, removedIn: 1.25, replacement: batch/v1, replacementSince: 1.21}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.all[0].DeprecatedIn; got != "1.20" {
+		t.Errorf("deprecatedIn = %q, want 1.20", got)
 	}
 }

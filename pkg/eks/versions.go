@@ -1,13 +1,14 @@
 package eks
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 //go:embed data/versions.yaml
@@ -31,15 +32,15 @@ type Version struct {
 
 // versionFile is the shape of data/versions.yaml.
 type versionFile struct {
-	Versions []versionRow `json:"versions"`
+	Versions []versionRow `yaml:"versions"`
 }
 
 // versionRow is one row of data/versions.yaml.
 type versionRow struct {
-	Minor         yamlString `json:"minor"`
-	Release       yamlString `json:"release"`
-	EndOfStandard yamlString `json:"endOfStandard"`
-	EndOfExtended yamlString `json:"endOfExtended,omitempty"`
+	Minor         string `yaml:"minor"`
+	Release       string `yaml:"release"`
+	EndOfStandard string `yaml:"endOfStandard"`
+	EndOfExtended string `yaml:"endOfExtended,omitempty"`
 }
 
 // calendar is the parsed embedded calendar. The file is part of the
@@ -56,7 +57,10 @@ var calendar = sync.OnceValue(func() []Version {
 // sorted oldest to newest with no duplicate minor versions.
 func parseVersions(data []byte) ([]Version, error) {
 	var f versionFile
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	// yaml.v3 keeps a scalar's text for a string field: an unquoted 1.30 stays "1.30".
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("decode versions: %w", err)
 	}
 	if len(f.Versions) == 0 {
@@ -78,21 +82,21 @@ func parseVersions(data []byte) ([]Version, error) {
 
 // version converts and checks one row.
 func (r versionRow) version() (Version, error) {
-	minor, err := ParseMinor(string(r.Minor))
+	minor, err := ParseMinor(r.Minor)
 	if err != nil {
 		return Version{}, err
 	}
-	if minor != string(r.Minor) {
+	if minor != r.Minor {
 		return Version{}, fmt.Errorf("minor %q: want canonical form %q", r.Minor, minor)
 	}
 	v := Version{Minor: minor}
-	if v.Release, err = parseDate(string(r.Release), true); err != nil {
+	if v.Release, err = parseDate(r.Release, true); err != nil {
 		return Version{}, fmt.Errorf("%s release: %w", minor, err)
 	}
-	if v.EndOfStandard, err = parseDate(string(r.EndOfStandard), true); err != nil {
+	if v.EndOfStandard, err = parseDate(r.EndOfStandard, true); err != nil {
 		return Version{}, fmt.Errorf("%s endOfStandard: %w", minor, err)
 	}
-	if v.EndOfExtended, err = parseDate(string(r.EndOfExtended), false); err != nil {
+	if v.EndOfExtended, err = parseDate(r.EndOfExtended, false); err != nil {
 		return Version{}, fmt.Errorf("%s endOfExtended: %w", minor, err)
 	}
 	if !v.Release.Before(v.EndOfStandard) {

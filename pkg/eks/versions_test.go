@@ -109,7 +109,6 @@ func TestParseVersionsErrors(t *testing.T) {
 	}{
 		{"empty", "versions: []"},
 		{"unknown key", `versions: [{minor: "1.30", release: "2024-05-23", endOfStandard: "2025-07-23", extra: "x"}]`},
-		{"unquoted minor", `versions: [{minor: 1.30, release: "2024-05-23", endOfStandard: "2025-07-23"}]`},
 		{"non-canonical minor", `versions: [{minor: "v1.30", release: "2024-05-23", endOfStandard: "2025-07-23"}]`},
 		{"missing release", `versions: [{minor: "1.30", endOfStandard: "2025-07-23"}]`},
 		{"bad date", `versions: [{minor: "1.30", release: "2024-13-23", endOfStandard: "2025-07-23"}]`},
@@ -124,5 +123,17 @@ func TestParseVersionsErrors(t *testing.T) {
 				t.Errorf("parseVersions(%s) succeeded, want error", tc.data)
 			}
 		})
+	}
+}
+
+// TestParseVersionsUnquoted checks that an unquoted 1.30 is read as written,
+// not as the number 1.3.
+func TestParseVersionsUnquoted(t *testing.T) {
+	vs, err := parseVersions([]byte(`versions: [{minor: 1.30, release: 2024-05-23, endOfStandard: 2025-07-23}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs[0].Minor != "1.30" {
+		t.Errorf("minor = %q, want 1.30", vs[0].Minor)
 	}
 }
