@@ -2,10 +2,12 @@ package availability
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -33,7 +35,10 @@ var AffinityIgnored = &rules.Rule{
 	Summary: "Fargate ignores pod affinity, pod anti-affinity and node affinity.",
 	Doc: "\"Kubernetes affinity/anti-affinity rules do not apply\" on Fargate (EKS user guide). fargate-scheduler gives " +
 		"every pod its own node in a subnet of the profile chosen at random, so anti-affinity meant to spread replicas " +
-		"over zones or hosts has no effect, and replicas can pile into one Availability Zone.",
+		"over zones or hosts has no effect, and replicas can pile into one Availability Zone. Node affinity is flagged " +
+		"only when it matters: a required term that Fargate nodes do not satisfy (a node group, an instance type), " +
+		"which the pod silently escapes, or a zone preference. Affinity that Fargate nodes satisfy anyway " +
+		"(linux, amd64) is not flagged.",
 	Remediation: "For a guaranteed spread over AZs, use one Fargate profile per subnet (AZ) and one workload per profile " +
 		"(each pinned with the `eks.amazonaws.com/fargate-profile` label), or run the workload on EC2 nodes; " +
 		"drop the affinity to make the manifest say what really happens.",
@@ -51,8 +56,17 @@ var AffinityIgnored = &rules.Rule{
 		if a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
 			kinds = append(kinds, "pod affinity")
 		}
-		if a.NodeAffinity != nil && (a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
-			kinds = append(kinds, "node affinity")
+		if na := a.NodeAffinity; na != nil {
+			switch required := requiredNodeAffinity(&obj.Pod.Template.Spec); {
+			case required == requiresZone:
+				kinds = append(kinds, "zone requirement")
+				zonal = true
+			case required == requiresOtherNodes:
+				kinds = append(kinds, "required node affinity (it asks for nodes that are not Fargate nodes)")
+			case preferredZonal(na.PreferredDuringSchedulingIgnoredDuringExecution):
+				kinds = append(kinds, "zone preference")
+				zonal = true
+			}
 		}
 		if len(kinds) == 0 {
 			return nil
@@ -60,6 +74,44 @@ var AffinityIgnored = &rules.Rule{
 		return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("affinity"),
 			"Fargate ignores the %s of this pod%s", strings.Join(kinds, " and "), spreadNote(w, zonal))}
 	}),
+}
+
+// What a pod's required node affinity asks of Fargate nodes.
+const (
+	requiresNothingSpecial = iota // Fargate nodes satisfy it, or there is none
+	requiresZone                  // only zones, which fargate-scheduler ignores
+	requiresOtherNodes            // nodes Fargate nodes are not (a node group, an instance type)
+)
+
+func requiredNodeAffinity(spec *corev1.PodSpec) int {
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || fargate.SelectsFargateNodes(spec) {
+		return requiresNothingSpecial
+	}
+	// Without its zone and region expressions, would the affinity admit Fargate nodes?
+	stripped := spec.DeepCopy()
+	for i := range stripped.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		t := &stripped.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[i]
+		t.MatchExpressions = slices.DeleteFunc(t.MatchExpressions, func(e corev1.NodeSelectorRequirement) bool {
+			return isZoneKey(e.Key) || e.Key == "topology.kubernetes.io/region" || e.Key == "failure-domain.beta.kubernetes.io/region"
+		})
+	}
+	if fargate.SelectsFargateNodes(stripped) {
+		return requiresZone
+	}
+	return requiresOtherNodes
+}
+
+// preferredZonal reports whether preferred node affinity terms are about zones.
+func preferredZonal(terms []corev1.PreferredSchedulingTerm) bool {
+	for _, t := range terms {
+		for _, e := range t.Preference.MatchExpressions {
+			if isZoneKey(e.Key) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func termsZonal(req []corev1.PodAffinityTerm, pref []corev1.WeightedPodAffinityTerm) bool {

@@ -32,13 +32,14 @@ var RoundingWaste = &rules.Rule{
 	Doc: "Fargate adds 256 MB to the pod's memory request and rounds up to the smallest valid vCPU and memory " +
 		"combination, and bills that size. Requests just over a boundary (1.1 vCPU becomes 2 vCPU; 8 GB with 1 vCPU " +
 		"becomes 2 vCPU and 9 GB) pay for capacity the pod never asked for. The rule compares the price of what is " +
-		"requested (plus 256 MB) with the price of the provisioned size.",
+		"requested (plus 256 MB) with the price of the provisioned size. Pods at the smallest size (0.25 vCPU, 0.5 GB) " +
+		"are not flagged: no request could make them cheaper.",
 	Remediation: "Adjust the requests to fit a size: the message names the provisioned size; requesting a little less " +
 		"often drops the pod one size down, or requesting up to the provisioned size uses what is paid for anyway.",
 	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		s := w.Sizing
-		if s.NothingRequested || !s.Fits {
-			return nil
+		if s.NothingRequested || !s.Fits || s.Provisioned == fargate.Sizes[0] {
+			return nil // at the smallest size, no request could cost less
 		}
 		requested := ctx.Price.Hourly(fargate.Size{MilliCPU: s.RequestedMilliCPU, MemoryMiB: s.RequestedMemoryMiB + fargate.OverheadMemoryMiB}, fargate.DefaultEphemeralGiB)
 		paid := ctx.Price.Hourly(s.Provisioned, fargate.DefaultEphemeralGiB)
