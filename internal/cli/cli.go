@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fargatekit/fargatekit/internal/cli/check"
+	"github.com/fargatekit/fargatekit/internal/cli/plan"
 	"github.com/fargatekit/fargatekit/internal/cli/rulescmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 )
@@ -43,6 +44,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"fargate-scheduler refuses, how it sizes and bills a pod, and what an upgrade removes.",
 		Example: "  # Check manifests against Fargate profiles from an eksctl config\n" +
 			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
+			"  # What a Terraform change of Fargate profiles does to the pods\n" +
+			"  fargatekit plan --terraform plan.json deploy/\n\n" +
 			"  # List the rules\n" +
 			"  fargatekit rules",
 		Version:       Version,
@@ -61,6 +64,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(check.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(check.NewCommand(s), plan.NewCommand(s), rulescmd.NewCommand(s))
 	return cmd
 }

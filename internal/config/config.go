@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"sigs.k8s.io/yaml"
@@ -35,6 +36,9 @@ type Config struct {
 	Disabled map[string]bool // by rule ID
 	Severity map[string]rules.Severity
 	Ignore   []string
+	// Dir is the directory ignore patterns are relative to: the config
+	// file's, or the working directory without a file.
+	Dir string
 	// AllowedCapabilities is nil unless the file sets it.
 	AllowedCapabilities []string
 }
@@ -42,9 +46,13 @@ type Config struct {
 // Load reads the config at path. With explicit false, a missing file is no
 // error and gives the empty config.
 func Load(path string, explicit bool, reg *rules.Registry) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) && !explicit {
-		return &Config{}, nil
+		return &Config{Dir: filepath.Dir(abs)}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
@@ -53,6 +61,7 @@ func Load(path string, explicit bool, reg *rules.Registry) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	c.Dir = filepath.Dir(abs)
 	return c, nil
 }
 
@@ -96,9 +105,19 @@ func Parse(data []byte, reg *rules.Registry) (*Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// Ignored reports whether a file path matches one of the ignore patterns.
+// Ignored reports whether a file path matches one of the ignore patterns,
+// which are relative to the config file's directory (so that `check .` and
+// `check $PWD` ignore the same files).
 func (c *Config) Ignored(path string) bool {
-	p := filepath.ToSlash(filepath.Clean(path))
+	p := filepath.Clean(path)
+	if c.Dir != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			if rel, err := filepath.Rel(c.Dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				p = rel
+			}
+		}
+	}
+	p = filepath.ToSlash(p)
 	for _, pattern := range c.Ignore {
 		if ok, _ := doublestar.Match(pattern, p); ok {
 			return true

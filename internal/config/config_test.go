@@ -54,6 +54,27 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+func TestIgnoredRelativeToConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("ignorePaths: ['vendor/**']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path, true, builtin.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		filepath.Join(dir, "vendor", "a.yaml"):        true, // absolute, as `check $PWD` gives it
+		filepath.Join(dir, "app", "vendor", "a.yaml"): false,
+		filepath.Join(dir, "app.yaml"):                false,
+	} {
+		if got := c.Ignored(p); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
 func TestLoad(t *testing.T) {
 	reg := builtin.Registry()
 	if c, err := Load(filepath.Join(t.TempDir(), FileName), false, reg); err != nil || len(c.Disabled) != 0 {

@@ -46,14 +46,35 @@ type Loader struct {
 	MaxFileSize int64
 	// Stdin is read for the path "-".
 	Stdin io.Reader
-	// Skip, if set, is asked about every file found in a directory; files
-	// named on the command line are always read.
+	// Skip, if set, is asked about every file and directory found in a
+	// directory: a skipped file is not read, a skipped directory is not given
+	// to Expand (its files are still asked about). Paths named on the command
+	// line are always read.
 	Skip func(path string) bool
-	// OnFile, if set, is called for each file, in input order.
+	// Expand, if set, is asked about every path named on the command line and
+	// every directory and file found while walking, before a directory is
+	// descended into. When it handles a path (a Helm chart, a kustomization,
+	// see internal/render), the documents it returns are parsed in the path's
+	// place and a directory is not descended into. An error is reported at the
+	// path, which is then not descended into either, and the other inputs are
+	// still read.
+	Expand func(path string, info fs.FileInfo) (docs []Document, handled bool, err error)
+	// OnFile, if set, is called for each file, and each path Expand handled,
+	// in input order.
 	OnFile func(path string)
 	// Workers is how many files are parsed at once; 0 means GOMAXPROCS.
 	// Objects and errors are still emitted in input order.
+	//
+	// Skip and Expand are called on a goroutine of the Loader's, one call at
+	// a time, while objects read earlier are emitted.
 	Workers int
+}
+
+// Document is one file's worth of YAML that Expand made: File is the name
+// its objects and problems are reported at.
+type Document struct {
+	File string
+	Data []byte
 }
 
 // Extensions are the file endings read from directories.
@@ -63,42 +84,69 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 // problem, in input order. A problem never stops the other documents or files
 // from being read.
 func (l *Loader) Load(paths []string, emit func(*object.Object), fail func(Error)) {
-	for _, p := range paths {
-		if p == "-" {
-			data, err := l.readAll(l.Stdin)
-			if err != nil {
-				fail(Error{File: StdinName, Message: err.Error()})
+	l.parse(func(add func(unit)) {
+		for _, p := range paths {
+			if p == "-" {
+				add(l.stdin())
 				continue
 			}
-			Parse(StdinName, data, emit, fail)
-			continue
+			l.walk(p, add)
 		}
-		l.parseFiles(l.files(p, fail), emit, fail)
-	}
+	}, emit, fail)
 }
 
-// parsed is what one file held.
+// unit is one piece of the loader's work, parsed on a goroutine of its own:
+// a file to read, the documents Expand made of a path, or problems.
+type unit struct {
+	path   string     // the file, or the path Expand handled
+	read   bool       // read and parse the file at path
+	docs   []Document // parse these
+	errors []Error
+	count  bool // tell OnFile about path
+}
+
+func problem(path string, err error) unit {
+	return unit{errors: []Error{{File: path, Message: describe(err)}}}
+}
+
+func (l *Loader) stdin() unit {
+	data, err := l.readAll(l.Stdin)
+	if err != nil {
+		return unit{errors: []Error{{File: StdinName, Message: err.Error()}}}
+	}
+	return unit{docs: []Document{{File: StdinName, Data: data}}}
+}
+
+// parsed is what one unit held.
 type parsed struct {
-	file    string
+	unit    unit
 	objects []*object.Object
 	errors  []Error
 }
 
-func (l *Loader) parseFile(f string) parsed {
-	r := parsed{file: f}
-	data, err := l.readFile(f)
-	if err != nil {
-		r.errors = append(r.errors, Error{File: f, Message: err.Error()})
-		return r
+func (l *Loader) parseUnit(u unit) parsed {
+	r := parsed{unit: u, errors: u.errors}
+	emit := func(o *object.Object) { r.objects = append(r.objects, o) }
+	fail := func(e Error) { r.errors = append(r.errors, e) }
+	if u.read {
+		data, err := l.readFile(u.path)
+		if err != nil {
+			fail(Error{File: u.path, Message: err.Error()})
+		} else {
+			Parse(u.path, data, emit, fail)
+		}
 	}
-	Parse(f, data, func(o *object.Object) { r.objects = append(r.objects, o) }, func(e Error) { r.errors = append(r.errors, e) })
+	for _, d := range u.docs {
+		Parse(d.File, d.Data, emit, fail)
+	}
 	return r
 }
 
-// parseFiles parses files on Workers goroutines and emits their objects and
-// errors in input order. At most Workers files are parsed ahead of the one
-// being emitted, so memory does not grow with the number of files.
-func (l *Loader) parseFiles(files []string, emit func(*object.Object), fail func(Error)) {
+// parse parses the units produce adds on Workers goroutines and emits their
+// objects and errors in input order. produce runs on a goroutine of its own;
+// at most Workers units are parsed ahead of the one being emitted, so memory
+// does not grow with the number of files.
+func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error)) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -106,16 +154,16 @@ func (l *Loader) parseFiles(files []string, emit func(*object.Object), fail func
 	pending := make(chan chan parsed, workers)
 	go func() {
 		defer close(pending)
-		for _, f := range files {
+		produce(func(u unit) {
 			ch := make(chan parsed, 1)
 			pending <- ch
-			go func() { ch <- l.parseFile(f) }()
-		}
+			go func() { ch <- l.parseUnit(u) }()
+		})
 	}()
 	for ch := range pending {
 		r := <-ch
-		if l.OnFile != nil {
-			l.OnFile(r.file)
+		if r.unit.count && l.OnFile != nil {
+			l.OnFile(r.unit.path)
 		}
 		for _, o := range r.objects {
 			emit(o)
@@ -126,39 +174,82 @@ func (l *Loader) parseFiles(files []string, emit func(*object.Object), fail func
 	}
 }
 
-// Files lists the files a path stands for: itself, or the manifest files
-// below a directory in lexical order, skipping hidden files and directories.
-func (l *Loader) files(root string, fail func(Error)) []string {
+// walk adds the units a path stands for: what Expand makes of it, the file
+// itself, or the manifest files below a directory in lexical order, skipping
+// hidden files and directories.
+func (l *Loader) walk(root string, add func(unit)) {
 	info, err := os.Stat(root)
 	if err != nil {
-		fail(Error{File: root, Message: describe(err)})
-		return nil
+		add(problem(root, err))
+		return
+	}
+	if l.expand(root, info, add) {
+		return
 	}
 	if !info.IsDir() {
-		return []string{root}
+		add(unit{path: root, read: true, count: true})
+		return
 	}
-	var out []string
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			fail(Error{File: path, Message: describe(err)})
+			add(problem(path, err))
 			return nil
 		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
+		if path == root {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() || !hasExtension(path) || (l.Skip != nil && l.Skip(path)) {
+		skip := l.Skip != nil && l.Skip(path)
+		if d.IsDir() {
+			if !skip && l.expandEntry(path, d, add) {
+				return filepath.SkipDir
+			}
 			return nil
 		}
-		out = append(out, path)
+		if skip || l.expandEntry(path, d, add) || !hasExtension(path) {
+			return nil
+		}
+		add(unit{path: path, read: true, count: true})
 		return nil
 	})
 	if err != nil {
-		fail(Error{File: root, Message: describe(err)})
+		add(problem(root, err))
 	}
-	return out
+}
+
+// expand asks Expand about path and adds what it made; it reports whether
+// the path is done with.
+func (l *Loader) expand(path string, info fs.FileInfo, add func(unit)) bool {
+	if l.Expand == nil {
+		return false
+	}
+	docs, handled, err := l.Expand(path, info)
+	switch {
+	case err != nil:
+		add(unit{path: path, count: true, errors: []Error{{File: path, Message: err.Error()}}})
+		return true
+	case handled:
+		add(unit{path: path, count: true, docs: docs})
+		return true
+	}
+	return false
+}
+
+func (l *Loader) expandEntry(path string, d fs.DirEntry, add func(unit)) bool {
+	if l.Expand == nil {
+		return false
+	}
+	info, err := d.Info()
+	if err != nil {
+		add(problem(path, err))
+		return true
+	}
+	return l.expand(path, info, add)
 }
 
 func hasExtension(path string) bool {

@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -212,4 +214,99 @@ func FuzzParse(f *testing.F) {
 			}
 		})
 	})
+}
+
+// TestLoadExpand checks the Expand hook: asked about the paths given and
+// every directory and file met (not about hidden or skipped ones), a handled
+// directory not descended into, its documents parsed under their own names
+// in input order, an error reported at the path with the other inputs still
+// read.
+func TestLoadExpand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	write("a.yaml", cm("a"))
+	write("chart/Chart.yaml", "name: chart\n")
+	write("chart/templates/cm.yaml", "{{ not YAML }}: [\n")
+	write("m/broken/Chart.yaml", "name: broken\n")
+	write("m/pkg.tgz", "packaged")
+	write("m/z.yaml", cm("z"))
+	write("skipped/c.yaml", cm("c"))
+	write(".hidden/Chart.yaml", "name: hidden\n")
+
+	rel := func(p string) string {
+		r, err := filepath.Rel(dir, p)
+		if err != nil {
+			return p
+		}
+		return filepath.ToSlash(r)
+	}
+	var asked []string
+	l := &Loader{
+		Workers: 2,
+		Skip:    func(p string) bool { return strings.HasSuffix(p, "skipped") },
+		Expand: func(path string, info fs.FileInfo) ([]Document, bool, error) {
+			asked = append(asked, rel(path))
+			switch filepath.Base(path) {
+			case "chart":
+				if !info.IsDir() {
+					t.Errorf("Expand(%s): info is not the directory's", path)
+				}
+				return []Document{
+					{File: filepath.Join(path, "templates", "cm.yaml"), Data: []byte(cm("from-chart"))},
+					{File: filepath.Join(path, "templates", "bad.yaml"), Data: []byte("---\nkind: [\n")},
+				}, true, nil
+			case "pkg.tgz":
+				return []Document{{File: path + ":pkg/templates/cm.yaml", Data: []byte("# rendered\n" + cm("from-archive"))}}, true, nil
+			case "broken":
+				return nil, true, errors.New("rendering chart broken: template failed")
+			case "skipped":
+				t.Errorf("Expand asked about the skipped directory %s", path)
+				return nil, true, nil
+			}
+			return nil, false, nil
+		},
+	}
+	var objects, errs, onFile []string
+	l.OnFile = func(p string) { onFile = append(onFile, rel(p)) }
+	l.Load([]string{dir, filepath.Join(dir, "chart")}, func(o *object.Object) {
+		objects = append(objects, o.Ref.Name+"@"+rel(o.Source.File)+":"+itoa(o.Source.Line))
+	}, func(e Error) { errs = append(errs, rel(e.File)+":"+itoa(e.Line)+": "+e.Message) })
+
+	want := []string{".", "a.yaml", "chart", "m", "m/broken", "m/pkg.tgz", "m/z.yaml", "skipped/c.yaml", "chart"}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("paths Expand was asked about (-want +got):\n%s", diff)
+	}
+	wantObjects := []string{
+		"a@a.yaml:1",
+		"from-chart@chart/templates/cm.yaml:1",
+		"from-archive@m/pkg.tgz:pkg/templates/cm.yaml:2",
+		"z@m/z.yaml:1",
+		"c@skipped/c.yaml:1",
+		"from-chart@chart/templates/cm.yaml:1",
+	}
+	if diff := cmp.Diff(wantObjects, objects); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	wantErrs := []string{
+		"chart/templates/bad.yaml:2: invalid YAML: did not find expected node content",
+		"m/broken:0: rendering chart broken: template failed",
+		"chart/templates/bad.yaml:2: invalid YAML: did not find expected node content",
+	}
+	if diff := cmp.Diff(wantErrs, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	wantFiles := []string{"a.yaml", "chart", "m/broken", "m/pkg.tgz", "m/z.yaml", "skipped/c.yaml", "chart"}
+	if diff := cmp.Diff(wantFiles, onFile); diff != "" {
+		t.Errorf("OnFile (-want +got):\n%s", diff)
+	}
 }

@@ -1,6 +1,7 @@
 // Package profiles reads Fargate profiles from the places users keep them:
-// eksctl ClusterConfig files, the JSON the AWS CLI prints, and the inline
-// --fargate-profile flag.
+// eksctl ClusterConfig files, the JSON the AWS CLI prints, Terraform plans
+// and states (`terraform show -json`), CloudFormation templates, and the
+// inline --fargate-profile flag.
 package profiles
 
 import (
@@ -21,13 +22,23 @@ type Set struct {
 	Profiles []fargate.Profile
 	// PodIdentity lists EKS Pod Identity associations (eksctl iam.podIdentityAssociations).
 	PodIdentity []rules.PodIdentityAssociation
+	// Cluster is the cluster's name, when the source says it.
+	Cluster string
+	// NodeGroups counts the EC2 node groups the source declares (eksctl
+	// managedNodeGroups and nodeGroups).
+	NodeGroups int
 }
 
 // clusterConfig is the part of an eksctl ClusterConfig (eksctl.io/v1alpha5) read here.
 type clusterConfig struct {
-	APIVersion      string `json:"apiVersion"`
-	Kind            string `json:"kind"`
-	FargateProfiles []struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	ManagedNodeGroups []struct{} `json:"managedNodeGroups"`
+	NodeGroups        []struct{} `json:"nodeGroups"`
+	FargateProfiles   []struct {
 		Name      string             `json:"name"`
 		Selectors []fargate.Selector `json:"selectors"`
 		Subnets   []string           `json:"subnets"`
@@ -46,21 +57,27 @@ type describeOutput struct {
 	FargateProfiles []fargate.Profile `json:"fargateProfiles"`
 }
 
-// ReadFile reads profiles from an eksctl ClusterConfig or AWS CLI JSON file.
+// ReadFile reads profiles from a file in one of the formats Parse reads.
 func ReadFile(path string) (Set, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Set{}, fmt.Errorf("reading profiles from %s: %w", path, err)
+		return Set{}, fmt.Errorf("reading profiles: %w", err)
 	}
-	set, err := Parse(path, data)
-	if err != nil {
-		return Set{}, fmt.Errorf("reading profiles from %s: %w", path, err)
-	}
-	return set, nil
+	// The set keeps every valid profile even when others are in error.
+	return Parse(path, data)
 }
 
-// Parse reads profiles from the contents of a profile file named file.
+// Parse reads profiles from the contents of a profile file named file:
+// `terraform show -json` output (the profiles present after the plan, or
+// every profile of a state), a CloudFormation template, an eksctl
+// ClusterConfig or `aws eks describe-fargate-profile` output.
 func Parse(file string, data []byte) (Set, error) {
+	switch {
+	case isTerraformJSON(data):
+		return parseTerraformSet(data)
+	case isCloudFormation(data):
+		return parseCloudFormationSet(data)
+	}
 	var head struct {
 		Kind string `json:"kind"`
 	}
@@ -81,7 +98,12 @@ func Parse(file string, data []byte) (Set, error) {
 	if len(list) == 0 {
 		return Set{}, errors.New("no fargateProfile in the file (expected an eksctl ClusterConfig or `aws eks describe-fargate-profile` output)")
 	}
-	return Set{Profiles: list}, validate(list, "fargateProfile")
+	var set Set
+	var errs []error
+	for i, p := range list {
+		errs = append(errs, set.admit(p, fmt.Sprintf("fargateProfiles[%d]", i), false))
+	}
+	return set, errors.Join(errs...)
 }
 
 func parseClusterConfig(file string, data []byte) (Set, error) {
@@ -89,27 +111,32 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return Set{}, fmt.Errorf("eksctl ClusterConfig: %w", err)
 	}
-	var set Set
-	for _, p := range cc.FargateProfiles {
-		set.Profiles = append(set.Profiles, fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets})
+	set := Set{Cluster: cc.Metadata.Name, NodeGroups: len(cc.ManagedNodeGroups) + len(cc.NodeGroups)}
+	var errs []error
+	for i, p := range cc.FargateProfiles {
+		errs = append(errs, set.admit(fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}, fmt.Sprintf("fargateProfiles[%d]", i), false))
 	}
 	for _, a := range cc.IAM.PodIdentityAssociations {
 		set.PodIdentity = append(set.PodIdentity, rules.PodIdentityAssociation{
 			Namespace: a.Namespace, ServiceAccount: a.ServiceAccountName, Source: object.Source{File: file},
 		})
 	}
-	return set, validate(set.Profiles, "fargateProfiles")
+	return set, errors.Join(errs...)
 }
 
-// validate reports EKS's refusals, naming each profile's position in the file.
-func validate(list []fargate.Profile, field string) error {
-	var errs []error
-	for i := range list {
-		if err := list[i].Validate(fargate.DefaultLimits); err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d] (%s): %w", field, i, list[i].Name, err))
+// admit adds a profile read from a file to the set, unless EKS would have
+// refused it: then the cluster cannot have it, and the error says why and
+// where (the file's field or resource). Quotas are not checked: AWS raises
+// them on request. A partial profile (fields known only after apply) is
+// admitted unchecked.
+func (s *Set) admit(p fargate.Profile, where string, partial bool) error {
+	if !partial {
+		if err := p.Validate(fargate.Limits{}); err != nil {
+			return fmt.Errorf("%s (%s) is left out: %w", where, p.Name, err)
 		}
 	}
-	return errors.Join(errs...)
+	s.Profiles = append(s.Profiles, p)
+	return nil
 }
 
 // ParseInline reads the --fargate-profile syntax:

@@ -20,6 +20,7 @@ type jsonReport struct {
 	Target    string         `json:"target"`
 	Region    string         `json:"region"`
 	Version   string         `json:"version"`
+	Plan      *jsonPlan      `json:"plan,omitempty"`
 }
 
 type jsonRef struct {
@@ -124,6 +125,9 @@ func toJSON(r *Report) jsonReport {
 	}
 	for _, e := range r.Errors {
 		out.Errors = append(out.Errors, jsonError{File: e.File, Line: e.Line, Message: e.Message})
+	}
+	if r.Plan != nil {
+		out.Plan = r.Plan.toJSON()
 	}
 	return out
 }

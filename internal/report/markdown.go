@@ -36,6 +36,9 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | $%.2f |\n\n", s.Blocker, s.Warning, s.Info, s.Errors, s.FargateWorkloads, s.MonthlyCostUSD)
 
+	if r.Plan != nil {
+		writePlanMarkdown(&b, r.Plan)
+	}
 	b.WriteString("### Findings\n\n")
 	if len(r.Findings) == 0 {
 		b.WriteString("No findings.\n\n")

@@ -29,6 +29,8 @@ type Report struct {
 	Region string
 	// Version is the fargatekit version.
 	Version string
+	// Plan is the simulated profile change of `fargatekit plan`; nil for check.
+	Plan *Plan
 }
 
 // Options change how a report is written.
@@ -85,10 +87,11 @@ type Summary struct {
 	Errors int
 	// Objects counts the objects with at least one finding.
 	Objects int
-	// FargateWorkloads counts the workloads whose pods go to Fargate.
+	// FargateWorkloads counts the workloads that would run on Fargate: their
+	// pods go there, fit a size, are not DaemonSet pods, and no blocker
+	// stands against them.
 	FargateWorkloads int
-	// MonthlyCostUSD adds up the monthly cost of the workloads on Fargate,
-	// rounded to cents.
+	// MonthlyCostUSD adds up the monthly cost of those workloads, rounded to cents.
 	MonthlyCostUSD float64
 }
 
@@ -96,8 +99,14 @@ type Summary struct {
 // workloads on Fargate with their cost.
 func (r *Report) Summary() Summary {
 	var s Summary
-	seen := map[object.Ref]bool{}
+	type key struct {
+		ref  object.Ref
+		file string
+	}
+	seen, blocked := map[key]bool{}, map[key]bool{}
 	for _, f := range r.Findings {
+		k := key{f.Object, f.Source.File}
+		blocked[k] = blocked[k] || f.Severity == rules.Blocker
 		switch f.Severity {
 		case rules.Blocker:
 			s.Blocker++
@@ -106,14 +115,14 @@ func (r *Report) Summary() Summary {
 		case rules.Info:
 			s.Info++
 		}
-		if !seen[f.Object] {
-			seen[f.Object] = true
+		if !seen[k] {
+			seen[k] = true
 			s.Objects++
 		}
 	}
 	s.Errors = len(r.Errors)
 	for _, w := range r.Workloads {
-		if w.Placement.Fargate {
+		if w.Runs() && !blocked[key{w.Ref, w.Source.File}] {
 			s.FargateWorkloads++
 			s.MonthlyCostUSD += monthly(w)
 		}
@@ -125,27 +134,23 @@ func (r *Report) Summary() Summary {
 // cents rounds a price to cents.
 func cents(usd float64) float64 { return math.Round(usd*100) / 100 }
 
-// onFargate reports whether a workload runs on Fargate at a known size: only
-// then does it have a size and a cost.
-func onFargate(w *rules.Workload) bool { return w.Placement.Fargate && w.Sizing.Fits }
-
 func monthly(w *rules.Workload) float64 {
-	if !onFargate(w) {
+	if !w.Runs() {
 		return 0
 	}
 	return cents(w.MonthlyCostUSD)
 }
 
 func hourly(w *rules.Workload) float64 {
-	if !onFargate(w) {
+	if !w.Runs() {
 		return 0
 	}
-	return cents(w.HourlyCostUSD)
+	return math.Round(w.HourlyCostUSD*10000) / 10000 // a small pod costs about a cent an hour: keep 4 decimals
 }
 
 // capacity is the Fargate size a workload's pods get, "" when none.
 func capacity(w *rules.Workload) string {
-	if !onFargate(w) {
+	if !w.Runs() {
 		return ""
 	}
 	return w.Sizing.Provisioned.String()
@@ -163,25 +168,32 @@ type entry struct {
 // workloads set, workloads without findings are added and all entries are
 // sorted by file and line.
 func entries(r *Report, workloads bool) []*entry {
-	byRef := map[object.Ref]*rules.Workload{}
+	// Objects of one name in several files (overlays, environments) are
+	// different objects: they are told apart by file.
+	type key struct {
+		ref  object.Ref
+		file string
+	}
+	byKey := map[key]*rules.Workload{}
 	for _, w := range r.Workloads {
-		if _, dup := byRef[w.Ref]; !dup {
-			byRef[w.Ref] = w
+		if k := (key{w.Ref, w.Source.File}); byKey[k] == nil {
+			byKey[k] = w
 		}
 	}
 	var out []*entry
-	index := map[object.Ref]*entry{}
+	index := map[key]*entry{}
 	for _, f := range r.Findings {
-		e := index[f.Object]
+		k := key{f.Object, f.Source.File}
+		e := index[k]
 		if e == nil {
-			e = &entry{ref: f.Object, source: object.Source{File: f.Source.File}, workload: byRef[f.Object]}
+			e = &entry{ref: f.Object, source: object.Source{File: f.Source.File}, workload: byKey[k]}
 			if e.workload != nil {
 				e.source = e.workload.Source
 			}
-			index[f.Object] = e
+			index[k] = e
 			out = append(out, e)
 		}
-		if e.workload == nil && f.Path == "" && e.source.Line == 0 && f.Source.File == e.source.File {
+		if e.workload == nil && f.Path == "" && e.source.Line == 0 {
 			e.source.Line = f.Source.Line // a finding about the object as a whole stands on its first line
 		}
 		e.findings = append(e.findings, f)
@@ -190,9 +202,9 @@ func entries(r *Report, workloads bool) []*entry {
 		return out
 	}
 	for _, w := range r.Workloads {
-		if index[w.Ref] == nil {
-			index[w.Ref] = &entry{ref: w.Ref, source: w.Source, workload: w}
-			out = append(out, index[w.Ref])
+		if k := (key{w.Ref, w.Source.File}); index[k] == nil {
+			index[k] = &entry{ref: w.Ref, source: w.Source, workload: w}
+			out = append(out, index[k])
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *entry) int {

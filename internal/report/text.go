@@ -76,6 +76,10 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	if len(groups) == 0 {
 		b.WriteString("No findings.\n")
 	}
+	if r.Plan != nil {
+		b.WriteByte('\n')
+		writePlanText(&b, r.Plan, p)
+	}
 	if len(r.Errors) > 0 {
 		b.WriteByte('\n')
 		b.WriteString(p.paint(ansiBold, "Errors"))
@@ -124,7 +128,7 @@ func placement(w *rules.Workload) string {
 	case w.MonthlyCostUSD > 0:
 		parts = append(parts, fmt.Sprintf("$%.2f/month", monthly(w)))
 	case w.HourlyCostUSD > 0:
-		parts = append(parts, fmt.Sprintf("$%.2f/hour while running", hourly(w)))
+		parts = append(parts, fmt.Sprintf("$%.4f/hour while running", hourly(w)))
 	}
 	return "Fargate: " + strings.Join(parts, ", ")
 }
@@ -133,6 +137,10 @@ func placement(w *rules.Workload) string {
 // "1 blocker, 2 warnings, 0 info in 2 objects; 3 workloads on Fargate, est. $12.34/month (us-east-1); 1 error".
 func summaryLine(r *Report) string {
 	s := r.Summary()
+	if r.Plan != nil { // a plan has no workload sizes or costs
+		return fmt.Sprintf("%s, %s, %d info in %s; %s",
+			plural(s.Blocker, "blocker"), plural(s.Warning, "warning"), s.Info, plural(s.Objects, "object"), plural(s.Errors, "error"))
+	}
 	cost := fmt.Sprintf("est. $%.2f/month", s.MonthlyCostUSD)
 	if r.Region != "" {
 		cost += " (" + r.Region + ")"

@@ -84,3 +84,35 @@ func FuzzSizePod(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSelector checks Selector.Matches, wildcard label keys included, against
+// an oracle written with regular expressions.
+func FuzzSelector(f *testing.F) {
+	f.Add("prod-*", "app", "web-?", "prod-eu", "app", "web-1", "tier", "x")
+	f.Add("*", "app.kubernetes.io/*", "*", "ns", "app.kubernetes.io/name", "shop", "", "")
+	f.Add("p?", "", "", "px", "k", "v", "k2", "v2")
+	f.Fuzz(func(t *testing.T, nsPat, keyPat, valPat, ns, k1, v1, k2, v2 string) {
+		for _, s := range []string{nsPat, keyPat, valPat, ns, k1, v1, k2, v2} {
+			if len(s) > 40 || !utf8Valid(s) {
+				return
+			}
+		}
+		sel := Selector{Namespace: nsPat}
+		if keyPat != "" {
+			sel.Labels = map[string]string{keyPat: valPat}
+		}
+		labels := map[string]string{k1: v1, k2: v2}
+		want := wildcardRegexp(nsPat).MatchString(ns)
+		if want && keyPat != "" {
+			kre, vre := wildcardRegexp(keyPat), wildcardRegexp(valPat)
+			found := false
+			for k, v := range labels {
+				found = found || (kre.MatchString(k) && vre.MatchString(v))
+			}
+			want = found
+		}
+		if got := sel.Matches(ns, labels); got != want {
+			t.Fatalf("%+v matches ns %q labels %v = %v, oracle says %v", sel, ns, labels, got, want)
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package fargate
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
@@ -34,8 +36,57 @@ func NodeLabels(region, zone string) map[string]string {
 // kube-scheduler judge it. Zone and region are unknown here, so terms that
 // require them do not match.
 func SelectsFargateNodes(spec *corev1.PodSpec) bool {
+	return Admits(spec)
+}
+
+// Admits reports whether the pod's node selector and required node affinity
+// admit a Fargate node (NodeLabels, no zone), judged by Kubernetes' own
+// matcher. With keys, only requirements on those label keys count and the
+// others are taken as met: Admits(spec, "kubernetes.io/arch") asks about the
+// architecture alone.
+func Admits(spec *corev1.PodSpec, keys ...string) bool {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: spec.NodeSelector, Affinity: spec.Affinity}}
+	if len(keys) > 0 {
+		pod.Spec = onlyKeys(spec, keys)
+	}
 	node := &corev1.Node{}
 	node.Labels = NodeLabels("", "")
-	ok, err := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}).Match(node)
+	ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)
 	return err == nil && ok
+}
+
+// onlyKeys returns the node selector and required node affinity of spec
+// reduced to requirements on keys. A term left without requirements admits
+// every node, and so does the whole affinity (terms are ORed).
+func onlyKeys(spec *corev1.PodSpec, keys []string) corev1.PodSpec {
+	var out corev1.PodSpec
+	for k, v := range spec.NodeSelector {
+		if slices.Contains(keys, k) {
+			if out.NodeSelector == nil {
+				out.NodeSelector = map[string]string{}
+			}
+			out.NodeSelector[k] = v
+		}
+	}
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return out
+	}
+	var terms []corev1.NodeSelectorTerm
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		var kept []corev1.NodeSelectorRequirement
+		for _, e := range t.MatchExpressions {
+			if slices.Contains(keys, e.Key) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			return out // this term asks nothing of these keys: the affinity admits the node
+		}
+		terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: kept})
+	}
+	out.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
+	}}
+	return out
 }

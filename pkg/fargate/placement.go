@@ -1,8 +1,6 @@
 package fargate
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -51,42 +49,5 @@ func Place(profiles []Profile, ns string, tmpl *corev1.PodTemplateSpec) Placemen
 // affinity rules out nodes labelled eks.amazonaws.com/compute-type=fargate: the
 // workload is meant for EC2 by design.
 func ExcludesFargate(spec *corev1.PodSpec) bool {
-	if v, ok := spec.NodeSelector[ComputeTypeLabel]; ok && v != "fargate" {
-		return true
-	}
-	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil {
-		return false
-	}
-	req := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	if req == nil || len(req.NodeSelectorTerms) == 0 {
-		return false
-	}
-	// Terms are ORed: Fargate is excluded only when every term excludes it.
-	for _, term := range req.NodeSelectorTerms {
-		if !termExcludesFargate(term) {
-			return false
-		}
-	}
-	return true
-}
-
-func termExcludesFargate(term corev1.NodeSelectorTerm) bool {
-	for _, e := range term.MatchExpressions {
-		if e.Key != ComputeTypeLabel {
-			continue
-		}
-		switch e.Operator {
-		case corev1.NodeSelectorOpNotIn:
-			if slices.Contains(e.Values, "fargate") {
-				return true
-			}
-		case corev1.NodeSelectorOpIn:
-			if !slices.Contains(e.Values, "fargate") {
-				return true
-			}
-		case corev1.NodeSelectorOpDoesNotExist:
-			return true
-		}
-	}
-	return false
+	return !Admits(spec, ComputeTypeLabel)
 }

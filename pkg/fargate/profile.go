@@ -46,7 +46,8 @@ type Profile struct {
 // Active reports whether the profile places new pods.
 func (p *Profile) Active() bool { return p.Status == "" || p.Status == StatusActive }
 
-// Limits are EKS's quotas on profiles. They are adjustable on AWS, hence a value.
+// Limits are EKS's quotas on profiles. They are adjustable on AWS, hence a
+// value; a zero limit is not checked.
 type Limits struct {
 	SelectorsPerProfile int
 	LabelsPerSelector   int
@@ -66,14 +67,14 @@ func (p *Profile) Validate(l Limits) error {
 	if len(p.Selectors) == 0 {
 		errs = append(errs, errors.New("at least one selector is required"))
 	}
-	if len(p.Selectors) > l.SelectorsPerProfile {
+	if l.SelectorsPerProfile > 0 && len(p.Selectors) > l.SelectorsPerProfile {
 		errs = append(errs, fmt.Errorf("%d selectors, at most %d are allowed", len(p.Selectors), l.SelectorsPerProfile))
 	}
 	for i, s := range p.Selectors {
 		if s.Namespace == "" {
 			errs = append(errs, fmt.Errorf("selectors[%d].namespace is required", i))
 		}
-		if len(s.Labels) > l.LabelsPerSelector {
+		if l.LabelsPerSelector > 0 && len(s.Labels) > l.LabelsPerSelector {
 			errs = append(errs, fmt.Errorf("selectors[%d] has %d labels, at most %d are allowed", i, len(s.Labels), l.LabelsPerSelector))
 		}
 	}

@@ -110,7 +110,7 @@ func SizePod(spec *corev1.PodSpec) Sizing {
 	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
 	defaultRequests(&pod.Spec)
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	cpu := reqs.Cpu().MilliValue()
+	cpu := milliCPU(reqs.Cpu())
 	mem := ceilMiB(reqs.Memory())
 	eph := reqs.StorageEphemeral()
 
@@ -133,10 +133,29 @@ func RoundUp(milliCPU, memoryMiB int64) (Size, bool) {
 	return Size{}, false
 }
 
+// tooLarge stands for requests beyond any Fargate size (more than a PiB of
+// memory or a million CPUs), whose exact value could overflow an int64.
+const tooLarge = 1 << 40
+
+var (
+	onePiB       = resource.MustParse("1Pi")
+	millionCores = resource.MustParse("1M")
+)
+
 func ceilMiB(q *resource.Quantity) int64 {
+	if q.Cmp(onePiB) > 0 {
+		return tooLarge
+	}
 	const mib = 1 << 20
 	b := q.Value() // rounds up to whole bytes
 	return (b + mib - 1) / mib
+}
+
+func milliCPU(q *resource.Quantity) int64 {
+	if q.Cmp(millionCores) > 0 {
+		return tooLarge
+	}
+	return q.MilliValue()
 }
 
 func ephemeralGiB(q *resource.Quantity) int64 {

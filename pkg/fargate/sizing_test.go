@@ -123,3 +123,16 @@ func TestPrices(t *testing.T) {
 		}
 	}
 }
+
+func TestSizePodHugeRequests(t *testing.T) {
+	for _, mem := range []string{"8Ei", "1e19", "2Pi"} {
+		s := SizePod(&corev1.PodSpec{Containers: []corev1.Container{container("a", "1", mem)}})
+		if s.Fits || s.RequestedMemoryMiB < 0 {
+			t.Errorf("memory %s: fits %v, requested %d MiB; want no fit and no overflow", mem, s.Fits, s.RequestedMemoryMiB)
+		}
+	}
+	s := SizePod(&corev1.PodSpec{Containers: []corev1.Container{container("a", "1e19", "1Gi")}})
+	if s.Fits || s.RequestedMilliCPU < 0 {
+		t.Errorf("cpu 1e19: fits %v, requested %d m", s.Fits, s.RequestedMilliCPU)
+	}
+}

@@ -44,6 +44,13 @@ func (c *Cluster) Selected(ns string, sel labels.Selector) []*Workload {
 	return out
 }
 
+// objectKey tells objects apart: objects of one name in several files (an
+// overlay per environment) are different objects.
+type objectKey struct {
+	ref  object.Ref
+	file string
+}
+
 // Options change how the engine applies rules.
 type Options struct {
 	// Severity overrides a rule's severity, by rule ID.
@@ -60,13 +67,13 @@ type Engine struct {
 	cluster  []*Rule
 	opts     Options
 	state    Cluster
-	ignored  map[object.Ref]map[string]bool
+	ignored  map[objectKey]map[string]bool
 	findings []Finding
 }
 
 // NewEngine returns an engine that runs rules with ctx.
 func NewEngine(ctx *Context, rules []*Rule, opts Options) *Engine {
-	e := &Engine{ctx: ctx, opts: opts, ignored: map[object.Ref]map[string]bool{}, state: Cluster{Objects: map[string][]*object.Object{}}}
+	e := &Engine{ctx: ctx, opts: opts, ignored: map[objectKey]map[string]bool{}, state: Cluster{Objects: map[string][]*object.Object{}}}
 	for _, r := range rules {
 		if r.Check != nil {
 			e.object = append(e.object, r)
@@ -84,7 +91,7 @@ func (e *Engine) Add(obj *object.Object) {
 		for _, k := range strings.Split(v, ",") {
 			set[strings.TrimSpace(k)] = true
 		}
-		e.ignored[obj.Ref] = set
+		e.ignored[objectKey{obj.Ref, obj.Source.File}] = set
 	}
 	var w *Workload
 	if obj.Pod != nil {
@@ -158,7 +165,7 @@ func (e *Engine) add(r *Rule, fs []Finding) {
 		if f.Severity == 0 {
 			f.Severity = r.Severity
 		}
-		if set := e.ignored[f.Object]; set[f.Rule.ID] || set[f.Rule.Name] || set["all"] {
+		if set := e.ignored[objectKey{f.Object, f.Source.File}]; set[f.Rule.ID] || set[f.Rule.Name] || set["all"] {
 			continue
 		}
 		if s, ok := e.opts.Severity[f.Rule.ID]; ok {

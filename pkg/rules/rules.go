@@ -40,6 +40,18 @@ func ParseSeverity(s string) (Severity, error) {
 	return 0, fmt.Errorf("unknown severity %q (want blocker, warning or info)", s)
 }
 
+// ParseFailOn reads a --fail-on value: a severity, or "none" (0: never fail on findings).
+func ParseFailOn(s string) (Severity, error) {
+	if s == "none" {
+		return 0, nil
+	}
+	sev, err := ParseSeverity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--fail-on must be blocker, warning, info or none, not %q", s)
+	}
+	return sev, nil
+}
+
 // MarshalText writes the severity's name.
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
@@ -61,7 +73,8 @@ var Categories = []Category{CategoryFargate, CategoryDeprecation, CategoryAvaila
 // Rule is one check. A rule is a value: it never does I/O and keeps no state.
 // Exactly one of Check and CheckCluster is set.
 type Rule struct {
-	// ID is stable and never reused: FG### for Fargate rules, DEP### for deprecations.
+	// ID is stable and never reused: FG### for Fargate rules, DEP### for
+	// deprecations, PL### for the findings of `fargatekit plan`.
 	ID string
 	// Name is a short kebab-case name, also accepted wherever an ID is.
 	Name     string
@@ -155,6 +168,13 @@ type DynamicVolume struct {
 	Line int
 }
 
+// Runs reports whether the workload's pods run on Fargate: sent there by a
+// profile, of a size Fargate has, and not DaemonSet pods, which Fargate
+// refuses (FG001).
+func (w *Workload) Runs() bool {
+	return w.Placement.Fargate && w.Sizing.Fits && w.Ref.Kind != "DaemonSet"
+}
+
 // Context is what every rule may read about the run.
 type Context struct {
 	// Profiles are the Fargate profiles; nil when none were given, in which case
@@ -201,7 +221,7 @@ func (c *Context) NamespaceOf(ref object.Ref) string {
 }
 
 var (
-	idPattern   = regexp.MustCompile(`^(FG|DEP)\d{3}$`)
+	idPattern   = regexp.MustCompile(`^(FG|DEP|PL)\d{3}$`)
 	namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 )
 
@@ -227,8 +247,10 @@ func (r *Rule) Validate() error {
 	if r.Summary == "" || r.Doc == "" || r.Remediation == "" {
 		problems = append(problems, "summary, doc and remediation are required")
 	}
-	if (r.Check == nil) == (r.CheckCluster == nil) {
-		problems = append(problems, "exactly one of Check and CheckCluster must be set")
+	// Engine rules have exactly one check; plan rules (PL) have none: the
+	// plan simulation produces their findings.
+	if engine := !strings.HasPrefix(r.ID, "PL"); engine == ((r.Check == nil) == (r.CheckCluster == nil)) {
+		problems = append(problems, "an FG or DEP rule sets exactly one of Check and CheckCluster, a PL rule neither")
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("rule %s (%s): %s", r.ID, r.Name, strings.Join(problems, "; "))
@@ -269,8 +291,8 @@ func (g *Registry) Lookup(key string) (*Rule, bool) {
 	return r, ok
 }
 
-// OnFargatePods is OnFargate for checks about pods Fargate runs: it also
-// skips DaemonSets, whose pods never run there (FG001 reports them).
+// OnFargatePods is OnFargate for checks about the pods themselves: it skips
+// DaemonSets, whose pods Fargate refuses whatever they hold (FG001 says so).
 func OnFargatePods(check func(ctx *Context, obj *object.Object, w *Workload) []Finding) func(*Context, *object.Object, *Workload) []Finding {
 	return OnFargate(func(ctx *Context, obj *object.Object, w *Workload) []Finding {
 		if obj.Ref.Kind == "DaemonSet" {

@@ -28,7 +28,7 @@ func TestRegistry(t *testing.T) {
 			r := valid("FG001", "a")
 			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
 			return r
-		}()}, "exactly one of Check and CheckCluster"},
+		}()}, "sets exactly one of Check and CheckCluster"},
 		"no doc": {[]*Rule{func() *Rule { r := valid("FG001", "a"); r.Doc = ""; return r }()}, "required"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ package check
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/config"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/profiles"
+	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -33,6 +35,7 @@ type flagpole struct {
 	configPath    string
 	color         string
 	maxFileSize   int64
+	render        render.Options
 }
 
 // NewCommand returns the check command.
@@ -55,7 +58,10 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  # An inline profile: namespaces prod-*, pods labelled app=web\n" +
 			"  fargatekit check --fargate-profile 'name=web,namespace=prod-*,labels=app=web' deploy/\n\n" +
 			"  # Rendered Helm output from standard input, SARIF for GitHub code scanning\n" +
-			"  helm template my-chart | fargatekit check -o sarif - > fargatekit.sarif",
+			"  helm template my-chart | fargatekit check -o sarif - > fargatekit.sarif\n\n" +
+			"  # A Helm chart rendered with values and --set, and a Kustomize overlay\n" +
+			"  fargatekit check charts/shop -f values-prod.yaml --set replicas=3\n" +
+			"  fargatekit check deploy/overlays/prod",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fmt.Errorf("no input: give files, directories, or - for standard input (see fargatekit check --help)")
@@ -74,6 +80,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVar(&f.configPath, "config", "", "config file (default: "+config.FileName+" in the working directory, if present)")
 	fl.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	f.render.AddFlags(fl)
 	return cmd
 }
 
@@ -83,7 +90,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	if !ok {
 		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(report.FormatNames(), ", "), f.output)
 	}
-	failOn, err := parseFailOn(f.failOn)
+	failOn, err := rules.ParseFailOn(f.failOn)
 	if err != nil {
 		return err
 	}
@@ -113,16 +120,22 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	rep := &report.Report{Target: target, Region: f.region, Version: cmd.Root().Version, Rules: cfg.Rules(reg)}
 	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, AllowedCapabilities: cfg.AllowedCapabilities}
 	ctx.Profiles, ctx.PodIdentity, rep.Errors = loadProfiles(f)
+	slog.Debug("check starts", "target", target, "region", f.region, "rules", len(rep.Rules),
+		"profiles", len(ctx.Profiles), "profilesGiven", ctx.Profiles != nil, "config", cfgPath)
 
 	progress := newProgress(s.ErrOut)
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: cfg.Ignored, OnFile: progress.file}
+	f.render.Namespace, f.render.KubeVersion = f.namespace, target
+	loader.Expand = f.render.Expand
 	res, errs := analyze(ctx, rep.Rules, rules.Options{Severity: cfg.Severity}, loader, paths, progress.object)
 	progress.done()
 	rep.Findings, rep.Workloads, rep.Errors = res.Findings, res.Workloads, append(rep.Errors, errs...)
+	slog.Debug("check done", "files", progress.files, "objects", progress.objects,
+		"workloads", len(res.Workloads), "findings", len(res.Findings), "errors", len(rep.Errors))
 	if err := write(s.Out, rep, report.Options{Color: color}); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return exitCode(rep, failOn)
+	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, failOn)
 }
 
 // analyze reads every path and runs the rules on what it finds: the whole
@@ -165,33 +178,6 @@ func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociatio
 		list = []fargate.Profile{} // profiles were given but none is usable: nothing is on Fargate
 	}
 	return list, identity, errs
-}
-
-// parseFailOn reads --fail-on; 0 means never fail on findings.
-func parseFailOn(s string) (rules.Severity, error) {
-	if s == "none" {
-		return 0, nil
-	}
-	sev, err := rules.ParseSeverity(s)
-	if err != nil {
-		return 0, fmt.Errorf("--fail-on must be blocker, warning, info or none, not %q", s)
-	}
-	return sev, nil
-}
-
-func exitCode(rep *report.Report, failOn rules.Severity) error {
-	if len(rep.Errors) > 0 {
-		return &streams.ExitError{Code: streams.ExitInvalid}
-	}
-	if failOn == 0 {
-		return nil
-	}
-	for _, f := range rep.Findings {
-		if f.Severity >= failOn {
-			return &streams.ExitError{Code: streams.ExitFindings}
-		}
-	}
-	return nil
 }
 
 // progress reports on a terminal how far a long scan got.

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -20,13 +22,13 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "rules",
-		Short: "List the rules fargatekit checks",
+		Short: "List the rules of check and the findings of plan",
 		Example: "  fargatekit rules\n" +
 			"  fargatekit rules -o json | jq '.[] | select(.severity == \"blocker\") | .id'\n" +
 			"  fargatekit rules -o markdown > docs/rules.md",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			list := builtin.Rules()
+			list := slices.Concat(builtin.Rules(), plan.Rules)
 			switch output {
 			case "text":
 				return writeText(s.Out, list)
@@ -81,18 +83,24 @@ func writeMarkdown(w io.Writer, list []*rules.Rule) error {
 	for _, r := range list {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID+"-"+r.Name), r.Name, r.Category, r.Severity, r.Summary)
 	}
-	for _, c := range rules.Categories {
-		fmt.Fprintf(&b, "\n## Category: %s\n", c)
+	section := func(title string, keep func(*rules.Rule) bool) {
+		fmt.Fprintf(&b, "\n## %s\n", title)
 		for _, r := range list {
-			if r.Category != c {
+			if !keep(r) {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s %s\n\n**Severity:** %s\n\n%s\n\n%s\n\n**Remediation:** %s\n", r.ID, r.Name, r.Severity, r.Summary, r.Doc, r.Remediation)
+			fmt.Fprintf(&b, "\n### %s %s\n\n**Severity:** %s · **Category:** %s\n\n%s\n\n%s\n\n**Remediation:** %s\n",
+				r.ID, r.Name, r.Severity, r.Category, r.Summary, r.Doc, r.Remediation)
 			if r.Unconfirmed != "" {
 				fmt.Fprintf(&b, "\n**Unconfirmed:** %s\n", r.Unconfirmed)
 			}
 		}
 	}
+	isPlan := func(r *rules.Rule) bool { return strings.HasPrefix(r.ID, "PL") }
+	for _, c := range rules.Categories {
+		section("Category: "+string(c), func(r *rules.Rule) bool { return r.Category == c && !isPlan(r) })
+	}
+	section("Findings of fargatekit plan (see plan.md)", isPlan)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
 // Streams are a command's standard input, output and error.
@@ -43,6 +45,23 @@ const (
 	ExitFindings = 1
 	ExitInvalid  = 2
 )
+
+// ExitFor returns the exit status of a run: ExitInvalid when the input had
+// errors, else ExitFindings when a finding reaches failOn (0: never), else nil.
+func ExitFor(inputErrors bool, findings []rules.Finding, failOn rules.Severity) error {
+	if inputErrors {
+		return &ExitError{Code: ExitInvalid}
+	}
+	if failOn == 0 {
+		return nil
+	}
+	for _, f := range findings {
+		if f.Severity >= failOn {
+			return &ExitError{Code: ExitFindings}
+		}
+	}
+	return nil
+}
 
 // ExitError asks Main to exit with Code after printing nothing more: the
 // command has already said what it had to.

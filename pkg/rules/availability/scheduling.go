@@ -35,7 +35,8 @@ var AffinityIgnored = &rules.Rule{
 	Summary: "Fargate ignores pod affinity, pod anti-affinity and node affinity.",
 	Doc: "\"Kubernetes affinity/anti-affinity rules do not apply\" on Fargate (EKS user guide). fargate-scheduler gives " +
 		"every pod its own node in a subnet of the profile chosen at random, so anti-affinity meant to spread replicas " +
-		"over zones or hosts has no effect, and replicas can pile into one Availability Zone. Node affinity is flagged " +
+		"over zones has no effect, and replicas can pile into one Availability Zone. Anti-affinity by hostname is not " +
+		"flagged: it always holds, one pod per Fargate node. Node affinity is flagged " +
 		"only when it matters: a required term that Fargate nodes do not satisfy (a node group, an instance type), " +
 		"which the pod silently escapes, or a zone preference. Affinity that Fargate nodes satisfy anyway " +
 		"(linux, amd64) is not flagged.",
@@ -49,9 +50,11 @@ var AffinityIgnored = &rules.Rule{
 		}
 		var kinds []string
 		zonal := false
-		if a.PodAntiAffinity != nil && (len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
+		// Anti-affinity on the hostname always holds on Fargate, one pod per
+		// node; any other topology (zones above all) is ignored.
+		if anti := a.PodAntiAffinity; anti != nil && !onlyHostname(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution) {
 			kinds = append(kinds, "pod anti-affinity")
-			zonal = zonal || termsZonal(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+			zonal = zonal || termsZonal(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution)
 		}
 		if a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
 			kinds = append(kinds, "pod affinity")
@@ -112,6 +115,22 @@ func preferredZonal(terms []corev1.PreferredSchedulingTerm) bool {
 		}
 	}
 	return false
+}
+
+// onlyHostname reports whether every term (there may be none) spreads by
+// kubernetes.io/hostname.
+func onlyHostname(req []corev1.PodAffinityTerm, pref []corev1.WeightedPodAffinityTerm) bool {
+	for _, t := range req {
+		if t.TopologyKey != corev1.LabelHostname {
+			return false
+		}
+	}
+	for _, t := range pref {
+		if t.PodAffinityTerm.TopologyKey != corev1.LabelHostname {
+			return false
+		}
+	}
+	return true
 }
 
 func termsZonal(req []corev1.PodAffinityTerm, pref []corev1.WeightedPodAffinityTerm) bool {

@@ -19,7 +19,7 @@ var AddedCapabilities = &rules.Rule{
 	Unconfirmed: "No AWS source lists the capabilities EKS Fargate accepts. The accepted list defaults to NET_BIND_SERVICE " +
 		"and is set with `allowedCapabilities` in .fargatekit.yaml.",
 	Remediation: "Remove `securityContext.capabilities.add` (keep `drop`), or keep the workload on EC2 nodes.",
-	Check: rules.OnFargate(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		allowed := ctx.AllowedCapabilities
 		if allowed == nil {
 			allowed = rules.DefaultAllowedCapabilities

@@ -32,7 +32,7 @@ var GPU = &rules.Rule{
 	Doc: "Fargate offers CPU and memory only. A pod that requests `nvidia.com/gpu`, `amd.com/gpu`, AWS Neuron devices " +
 		"or another accelerator (in requests or limits) never gets one there.",
 	Remediation: "Run GPU workloads on EC2 node groups (GPU instances, Karpenter or EKS Auto Mode) and keep them out of every Fargate profile.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for _, c := range obj.Pod.Containers() {
 			for _, list := range []struct {

@@ -13,7 +13,7 @@ func hostNamespaceRule(id, name, field, what string, get func(*object.PodTemplat
 		Doc: "A Fargate pod has its own micro-VM and no access to a host " + what + ". fargate-scheduler rejects a pod " +
 			"that sets `spec." + field + ": true` (`Pod not supported on Fargate: fields not supported: ...`) and it stays Pending.",
 		Remediation: "Remove `spec." + field + "`, or keep the workload on EC2 nodes.",
-		Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 			if !get(obj.Pod) {
 				return nil
 			}

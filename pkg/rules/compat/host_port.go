@@ -12,7 +12,7 @@ var HostPort = &rules.Rule{
 	Doc: "fargate-scheduler rejects a pod whose container ports set `hostPort` or `hostIP`: " +
 		"`Pod not supported on Fargate: port contains HostIP or HostPort`.",
 	Remediation: "Remove `hostPort` and `hostIP` and reach the pod through a Service (a load balancer in IP target mode).",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for _, c := range obj.Pod.Containers() {
 			for j, p := range c.Ports {

@@ -14,7 +14,7 @@ var Oversize = &rules.Rule{
 		"(limits stand in for missing requests), adds 256 MB of memory, and rounds up to a valid size. The largest size " +
 		"is 16 vCPU with 120 GB, and ephemeral storage goes up to 175 GiB. A larger pod cannot be scheduled.",
 	Remediation: "Lower the requests, split the workload, or run it on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		s := w.Sizing
 		if s.Fits {
 			return nil

@@ -1,10 +1,9 @@
 package compat
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -22,7 +21,7 @@ var Platform = &rules.Rule{
 		"required node affinity asks for another architecture or for Windows, or that sets `spec.os.name: windows`, " +
 		"cannot run there. Multi-architecture affinity that still allows amd64 is fine.",
 	Remediation: "Build an amd64 (or multi-architecture) image and drop the arm64/Windows requirement, or run the workload on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		spec := &obj.Pod.Template.Spec
 		var out []rules.Finding
 		if spec.OS != nil && spec.OS.Name == corev1.Windows {
@@ -46,38 +45,8 @@ var Platform = &rules.Rule{
 	}),
 }
 
-// requiresOtherPlatform reports whether every required node selector term rules out linux/amd64.
+// requiresOtherPlatform reports whether the required node affinity (the node
+// selector is reported on its own) rules out linux/amd64 nodes.
 func requiresOtherPlatform(spec *corev1.PodSpec) bool {
-	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil || spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return false
-	}
-	terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) == 0 {
-		return false
-	}
-	for _, t := range terms {
-		if !termExcludes(t, archLabels, "amd64") && !termExcludes(t, osLabels, "linux") {
-			return false
-		}
-	}
-	return true
-}
-
-func termExcludes(t corev1.NodeSelectorTerm, keys []string, value string) bool {
-	for _, e := range t.MatchExpressions {
-		if !slices.Contains(keys, e.Key) {
-			continue
-		}
-		switch e.Operator {
-		case corev1.NodeSelectorOpIn:
-			if !slices.Contains(e.Values, value) {
-				return true
-			}
-		case corev1.NodeSelectorOpNotIn:
-			if slices.Contains(e.Values, value) {
-				return true
-			}
-		}
-	}
-	return false
+	return !fargate.Admits(&corev1.PodSpec{Affinity: spec.Affinity}, append(archLabels, osLabels...)...)
 }

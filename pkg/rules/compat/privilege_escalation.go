@@ -14,7 +14,7 @@ var PrivilegeEscalation = &rules.Rule{
 	Remediation: "Set `allowPrivilegeEscalation: false` or remove the field.",
 	Unconfirmed: "The EKS user guide does not list this field; the rejection is reported by users. " +
 		"The rule is a warning for that reason: raise it to a blocker in .fargatekit.yaml if your clusters reject it.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for _, c := range obj.Pod.Containers() {
 			if sc := c.SecurityContext; sc != nil && sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation {

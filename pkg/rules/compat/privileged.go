@@ -13,7 +13,7 @@ var Privileged = &rules.Rule{
 		"`Pod not supported on Fargate: invalid SecurityContext fields: Privileged`. The pod stays Pending.",
 	Remediation: "Remove `securityContext.privileged`, or keep the workload on EC2 nodes (annotate the pod template " +
 		"`eks.amazonaws.com/compute-type: ec2` or leave it out of every Fargate profile).",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for _, c := range obj.Pod.Containers() {
 			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {

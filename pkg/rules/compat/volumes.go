@@ -38,7 +38,7 @@ var HostPathVolume = &rules.Rule{
 		"(`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`).",
 	Remediation: "Use an emptyDir for scratch space, a ConfigMap or Secret for files, or an EFS volume for shared data; " +
 		"agents that read the node's files belong on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for i, v := range obj.Pod.Template.Spec.Volumes {
 			if v.HostPath != nil {
@@ -60,7 +60,7 @@ var UnsupportedVolume = &rules.Rule{
 		"`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`.",
 	Remediation: "Replace the volume with a supported type, mount EFS through a PersistentVolume and claim, " +
 		"or keep the workload on EC2 nodes.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var out []rules.Finding
 		for i := range obj.Pod.Template.Spec.Volumes {
 			v := &obj.Pod.Template.Spec.Volumes[i]

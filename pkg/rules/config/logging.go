@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,7 +131,10 @@ func checkSections(conf, want string) []string {
 			problems = append(problems, fmt.Sprintf("line %d is outside any [%s] section", i+1, want))
 			continue
 		}
-		k, v, _ := strings.Cut(line, " ")
+		k, v := line, ""
+		if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+			k, v = line[:i], line[i+1:]
+		}
 		if managedKeys[strings.ToLower(k)] {
 			problems = append(problems, fmt.Sprintf("line %d sets %s, which EKS manages", i+1, k))
 		}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const tfPlans = "../profiles/testdata/terraform"
+
+// TestPlanGolden runs `fargatekit plan` on each scenario of the profile-change
+// problem and compares the text report with a golden file (-update rewrites them).
+func TestPlanGolden(t *testing.T) {
+	m := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join("testdata/plan/manifests", n+".yaml"))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"incident-terraform", []string{"--terraform", "../../examples/incident/plan.json", "../../examples/incident/manifests"}, 1},
+		{"incident-eksctl", []string{"--old", "../../examples/incident/eksctl/old.yaml", "--new", "../../examples/incident/eksctl/new.yaml", "../../examples/incident/manifests"}, 1},
+		{"add-only", append([]string{"--terraform", tfPlans + "/add-only.plan.json"}, m("batch")...), 0},
+		{"remove-only", append([]string{"--terraform", tfPlans + "/remove-only.plan.json"}, m("legacy")...), 1},
+		{"replace-create-before-destroy", append([]string{"--terraform", tfPlans + "/replace-cbd.plan.json"}, m("web", "web-canary")...), 1},
+		{"replace-destroy-first", append([]string{"--terraform", tfPlans + "/replace-destroy-first.plan.json"}, m("web", "web-canary")...), 1},
+		{"subnets-only", append([]string{"--terraform", tfPlans + "/subnets-only.plan.json"}, m("web")...), 1},
+		{"wildcard", append([]string{"--terraform", tfPlans + "/wildcard.plan.json"}, m("wildcard")...), 0},
+		{"profile-label", append([]string{"--old", "testdata/plan/eksctl/label-old.yaml", "--new", "testdata/plan/eksctl/label-new.yaml"}, m("label")...), 0},
+		{"no-workloads", []string{"--terraform", "../../examples/incident/plan.json"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := run(t, "", append([]string{"plan", "--color", "never"}, tc.args...)...)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr)
+			}
+			golden := filepath.Join("testdata/plan", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), out); diff != "" {
+				t.Errorf("plan output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPlanJSON checks the plan section of the JSON contract on the incident.
+func TestPlanJSON(t *testing.T) {
+	_, out, _ := run(t, "", "plan", "-o", "json", "--terraform", "../../examples/incident/plan.json", "../../examples/incident/manifests")
+	out = strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`)
+	golden := "testdata/plan/incident.json.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		inStderr string
+	}{
+		{"no change given", []string{"plan"}, "give the change"},
+		{"both kinds", []string{"plan", "--terraform", "x.json", "--old", "a", "--new", "b"}, "not both"},
+		{"missing plan", []string{"plan", "--terraform", "missing.json"}, "missing.json"},
+		{"bad version", []string{"plan", "--terraform", tfPlans + "/bad-version.plan.json"}, "2.0"},
+		{"bad node-groups", []string{"plan", "--terraform", tfPlans + "/add-only.plan.json", "--node-groups", "maybe"}, "--node-groups"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, "", tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.inStderr) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.inStderr)
+			}
+		})
+	}
+	code, _, stderr := run(t, "", "plan", "--terraform", tfPlans+"/no-fargate.plan.json")
+	if code != 0 || !strings.Contains(stderr, "nothing to analyse") {
+		t.Errorf("a plan without profiles: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -1,0 +1,102 @@
+package render
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kustomize/api/konfig"
+
+	"github.com/fargatekit/fargatekit/internal/manifest"
+)
+
+// DefaultReleaseName is the release name charts are rendered with unless
+// --release-name says otherwise.
+const DefaultReleaseName = "release"
+
+// Options are the rendering settings users give on the command line.
+type Options struct {
+	ValuesFiles []string // -f/--values (repeatable)
+	Set         []string // --set (repeatable), Helm syntax
+	SetString   []string // --set-string (repeatable), Helm syntax
+	SetFile     []string // --set-file (repeatable), Helm syntax
+	ReleaseName string   // --release-name (default "release")
+	Namespace   string   // the release namespace: the check command's -n/--namespace value
+	KubeVersion string   // Capabilities.KubeVersion for charts, e.g. "1.35" (the check's --target-version)
+}
+
+// Document is one rendered file's worth of YAML.
+type Document = manifest.Document
+
+// AddFlags registers the flags that set o.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVarP(&o.ValuesFiles, "values", "f", nil, "Helm values file for the charts among the inputs (repeatable; later files win)")
+	fs.StringArrayVar(&o.Set, "set", nil, "Helm value for the charts among the inputs: key1=val1,key2=val2 (repeatable; overrides --values)")
+	fs.StringArrayVar(&o.SetString, "set-string", nil, "Helm value kept as a string: key1=val1,key2=val2 (repeatable)")
+	fs.StringArrayVar(&o.SetFile, "set-file", nil, "Helm value read from a file: key1=path1,key2=path2 (repeatable)")
+	fs.StringVar(&o.ReleaseName, "release-name", DefaultReleaseName, "Helm release name the charts among the inputs are rendered with")
+}
+
+// Expand renders path when it is a Helm chart directory (has Chart.yaml), a
+// packaged chart (a .tgz or .tar.gz file containing a chart), or a Kustomize
+// directory (has kustomization.yaml, kustomization.yml or Kustomization);
+// handled is false for anything else. A directory that is both a chart and a
+// kustomization is rendered as a chart.
+//
+// A chart is rendered as `helm template` does, without a cluster: its
+// subcharts in charts/ included, values from the chart, --values files and
+// --set flags merged in that order, hooks included, NOTES.txt and empty
+// renders left out. There is one Document per rendered template, named after
+// the template's file: charts/shop/templates/deployment.yaml for a chart
+// given as charts/shop, charts/shop/charts/redis/templates/statefulset.yaml
+// for its subchart, shop-1.0.0.tgz:shop/templates/deployment.yaml inside a
+// packaged chart. The lines of objects and findings count within that
+// template's rendered output, not within the template's source.
+//
+// A kustomization is built as `kustomize build` does. There is one Document
+// per object, named after the file that declared the object (its origin, even
+// in a base), or after the kustomization file for objects it generated; the
+// lines count within the object as kustomize wrote it.
+//
+// An input that cannot be rendered returns an error naming it and, as the
+// libraries report them, the template or file at fault.
+func (o *Options) Expand(path string, info fs.FileInfo) (docs []Document, handled bool, err error) {
+	if info.IsDir() {
+		if isFile(filepath.Join(path, "Chart.yaml")) {
+			docs, err := o.chartDir(path)
+			return docs, true, err
+		}
+		if name := kustomizationFile(path); name != "" {
+			docs, err := kustomize(path, name)
+			return docs, true, err
+		}
+		return nil, false, nil
+	}
+	if !info.Mode().IsRegular() || !isArchiveName(path) {
+		return nil, false, nil
+	}
+	return o.chartArchive(path)
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// kustomizationFile returns the name of dir's kustomization file, "" when it
+// has none. Kustomize itself refuses a directory with several.
+func kustomizationFile(dir string) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if isFile(filepath.Join(dir, name)) {
+			return name
+		}
+	}
+	return ""
+}
+
+func isArchiveName(path string) bool {
+	name := strings.ToLower(path)
+	return strings.HasSuffix(name, ".tgz") || strings.HasSuffix(name, ".tar.gz")
+}

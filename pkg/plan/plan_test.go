@@ -1,0 +1,281 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+func profile(name string, namespaces ...string) *fargate.Profile {
+	p := &fargate.Profile{Name: name}
+	for _, ns := range namespaces {
+		p.Selectors = append(p.Selectors, fargate.Selector{Namespace: ns})
+	}
+	return p
+}
+
+func workload(ns, name string, labels map[string]string) Workload {
+	return Workload{Ref: object.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}, Namespace: ns, Labels: labels}
+}
+
+// outcome is a compact view of a WorkloadPlan for table tests.
+type outcome struct {
+	Before, After Placement
+	Moves         []Placement
+	Uncovered     int
+	Matched       string
+	Restart       bool
+}
+
+func outcomes(r Result) map[string]outcome {
+	out := map[string]outcome{}
+	for _, w := range r.Workloads {
+		out[w.Ref.Name] = outcome{w.Before, w.After, w.Moves, w.Uncovered, w.Matched, w.RestartNeeded}
+	}
+	return out
+}
+
+var (
+	fg   = func(p string) Placement { return Placement{Where: OnFargate, Profile: p} }
+	ec2  = Placement{Where: OnEC2}
+	pend = Placement{Where: Pending}
+)
+
+func TestAnalyze(t *testing.T) {
+	four := []Workload{workload("orders", "orders", nil), workload("payments", "payments", nil), workload("catalog", "catalog", nil), workload("shipping", "shipping", nil)}
+	merged := profile("apps", "orders", "payments", "catalog", "shipping")
+	incident := []Change{
+		{Address: "orders", Before: profile("orders", "orders")},
+		{Address: "payments", Before: profile("payments", "payments")},
+		{Address: "catalog", Before: profile("catalog", "catalog")},
+		{Address: "shipping", Before: profile("shipping", "shipping")},
+		{Address: "apps", After: merged},
+	}
+	for _, tc := range []struct {
+		name       string
+		in         Input
+		wantSteps  []string
+		want       map[string]outcome
+		wantLost   int
+		wantGained int
+	}{
+		{
+			name:      "the incident: four profiles merged into one, node groups present",
+			in:        Input{Changes: incident, Workloads: four, NodeGroups: true},
+			wantSteps: []string{"delete orders", "delete payments", "delete catalog", "delete shipping", "create apps"},
+			want: map[string]outcome{
+				"orders":   {fg("orders"), ec2, []Placement{ec2}, 5, "apps", true},
+				"payments": {fg("payments"), ec2, []Placement{ec2}, 4, "apps", true},
+				"catalog":  {fg("catalog"), ec2, []Placement{ec2}, 3, "apps", true},
+				"shipping": {fg("shipping"), ec2, []Placement{ec2}, 2, "apps", true},
+			},
+			wantGained: 0,
+		},
+		{
+			name: "the incident without node groups: pods stay Pending",
+			in:   Input{Changes: incident, Workloads: four[:1]},
+			want: map[string]outcome{"orders": {fg("orders"), pend, []Placement{pend}, 5, "apps", true}},
+		},
+		{
+			name:       "add only: nothing moves; pods already on EC2 stay there",
+			in:         Input{Changes: []Change{{Address: "web", After: profile("web", "web")}}, Workloads: []Workload{workload("web", "web", nil)}, NodeGroups: true},
+			wantSteps:  []string{"create web"},
+			want:       map[string]outcome{"web": {ec2, ec2, nil, 0, "web", true}},
+			wantGained: 1,
+		},
+		{
+			name:      "remove only: the pods leave Fargate for good",
+			in:        Input{Changes: []Change{{Address: "web", Before: profile("web", "web")}}, Workloads: []Workload{workload("web", "web", nil)}, NodeGroups: true},
+			wantSteps: []string{"delete web"},
+			want:      map[string]outcome{"web": {fg("web"), ec2, []Placement{ec2}, 1, "", false}},
+			wantLost:  1,
+		},
+		{
+			name: "create before destroy: pods move to the new profile and stay on Fargate",
+			in: Input{Changes: []Change{{Address: "web", Before: profile("web", "web"), After: profile("web-v2", "web", "api"), CreateBeforeDestroy: true}},
+				Workloads: []Workload{workload("web", "web", nil)}, NodeGroups: true},
+			wantSteps:  []string{"create web-v2", "delete web"},
+			want:       map[string]outcome{"web": {fg("web"), fg("web-v2"), []Placement{fg("web-v2")}, 0, "web-v2", false}},
+			wantGained: 1,
+		},
+		{
+			name: "destroy first, same selectors (a subnet change): pods leave for one operation and stay on EC2",
+			in: Input{Changes: []Change{{Address: "web", Before: profile("web", "web"), After: profile("web", "web")}},
+				Workloads: []Workload{workload("web", "web", nil)}, NodeGroups: true},
+			wantSteps: []string{"delete web", "create web"},
+			want:      map[string]outcome{"web": {fg("web"), ec2, []Placement{ec2}, 2, "web", true}},
+		},
+		{
+			name: "another active profile catches the pods",
+			in: Input{Changes: []Change{{Address: "narrow", Before: profile("narrow", "web")}}, Unchanged: []fargate.Profile{*profile("wide", "w*")},
+				Workloads: []Workload{workload("web", "web", nil)}, NodeGroups: true},
+			want: map[string]outcome{"web": {fg("narrow"), fg("wide"), []Placement{fg("wide")}, 0, "wide", false}},
+		},
+		{
+			name: "EC2 by design is never moved",
+			in: Input{Changes: incident, Workloads: []Workload{func() Workload {
+				w := workload("orders", "orders", nil)
+				w.OffFargate = fargate.ReasonEC2Annotation
+				return w
+			}()}, NodeGroups: true},
+			want: map[string]outcome{"orders": {ec2, ec2, nil, 0, "", false}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Analyze(tc.in)
+			if tc.wantSteps != nil {
+				var steps []string
+				for _, s := range r.Steps {
+					steps = append(steps, string(s.Kind)+" "+s.Profile)
+				}
+				if diff := cmp.Diff(tc.wantSteps, steps); diff != "" {
+					t.Errorf("steps (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.want, outcomes(r)); diff != "" {
+				t.Errorf("workloads (-want +got):\n%s", diff)
+			}
+			if len(r.CoverageLost) != tc.wantLost || len(r.CoverageGained) != tc.wantGained {
+				t.Errorf("coverage lost %v gained %v, want %d and %d", r.CoverageLost, r.CoverageGained, tc.wantLost, tc.wantGained)
+			}
+		})
+	}
+}
+
+func TestTimingAndSafeSequence(t *testing.T) {
+	r := Analyze(Input{
+		Changes: []Change{
+			{Address: "a", Before: profile("a", "a")},
+			{Address: "b", Before: profile("b", "b"), After: profile("b", "b", "c")},
+			{Address: "n", After: profile("n", "a")},
+		},
+		Workloads:  []Workload{workload("a", "a", nil)},
+		NodeGroups: true,
+		Durations:  Durations{Create: time.Minute, Delete: 10 * time.Minute},
+	})
+	if r.Duration != 10*time.Minute+10*time.Minute+time.Minute+time.Minute {
+		t.Errorf("duration %v", r.Duration)
+	}
+	w := r.Workloads[0]
+	// a is deleted first (0-10m); n, which covers it, is created last (21-22m).
+	if w.Uncovered != 4 || w.UncoveredFor != 22*time.Minute {
+		t.Errorf("uncovered %d ops for %v, want 4 ops for 22m", w.Uncovered, w.UncoveredFor)
+	}
+	var creates, deletes []string
+	for _, c := range r.Safe.Create {
+		creates = append(creates, c.After.Name)
+	}
+	for _, c := range r.Safe.Delete {
+		deletes = append(deletes, c.Before.Name)
+	}
+	if diff := cmp.Diff([]string{"b", "n"}, creates); diff != "" {
+		t.Errorf("safe creates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, deletes); diff != "" {
+		t.Errorf("safe deletes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b"}, r.Safe.Renamed); diff != "" {
+		t.Errorf("renamed (-want +got):\n%s", diff)
+	}
+	if len(r.Safe.Restart) != 1 || RestartCommand(r.Safe.Restart[0].Workload) != "kubectl rollout restart -n a deployment/a" {
+		t.Errorf("restart = %+v", r.Safe.Restart)
+	}
+}
+
+func TestProfileLabelAndWildcards(t *testing.T) {
+	wide := fargate.Profile{Name: "a-wide", Selectors: []fargate.Selector{{Namespace: "team-*", Labels: map[string]string{"app": "web-?"}}}}
+	r := Analyze(Input{
+		Changes:   []Change{{Address: "z-pinned", Before: &fargate.Profile{Name: "z-pinned", Selectors: []fargate.Selector{{Namespace: "team-a"}}}}},
+		Unchanged: []fargate.Profile{wide},
+		Workloads: []Workload{
+			workload("team-a", "pinned", map[string]string{"app": "web-1", fargate.ProfileLabel: "z-pinned"}),
+			workload("team-a", "other", map[string]string{"app": "api"}),
+		},
+		NodeGroups: true,
+	})
+	want := map[string]outcome{
+		// The label chose z-pinned; once it is gone, a-wide takes the recreated pods.
+		"pinned": {fg("z-pinned"), fg("a-wide"), []Placement{fg("a-wide")}, 0, "a-wide", false},
+		"other":  {fg("z-pinned"), ec2, []Placement{ec2}, 1, "", false},
+	}
+	if diff := cmp.Diff(want, outcomes(r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(r.CoverageLost) != 1 {
+		t.Errorf("coverage lost = %v, want team-a (a-wide needs app=web-?)", r.CoverageLost)
+	}
+}
+
+func TestRulesAreValid(t *testing.T) {
+	if _, err := rules.NewRegistry(Rules...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFindings(t *testing.T) {
+	in := Input{
+		Changes: []Change{
+			{Address: "orders", Before: profile("orders", "orders")},
+			{Address: "apps", After: profile("apps", "orders", "new")},
+			{Address: "same", Before: profile("same", "x"), After: profile("same", "x", "y"), CreateBeforeDestroy: true},
+		},
+		Unchanged:  []fargate.Profile{*profile("keep", "k")},
+		Workloads:  []Workload{workload("orders", "orders", nil), workload("new", "fresh", nil)},
+		NodeGroups: true,
+	}
+	var got []string
+	for _, f := range Findings(in, Analyze(in), "plan.json") {
+		got = append(got, f.Rule.ID+" "+f.Object.Name)
+	}
+	want := []string{
+		"PL001 orders", // deleted first, apps created last: on EC2 until restarted
+		"PL002 fresh",  // on EC2 before; apps matches it after
+		"PL005 apps",   // namespace new
+		"PL005 same",   // namespace y
+		"PL006 same",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGaps checks the coverage gaps found from the profiles alone.
+func TestGaps(t *testing.T) {
+	merged := profile("apps", "orders", "payments")
+	changes := []Change{
+		{Address: "orders", Before: profile("orders", "orders")},
+		{Address: "payments", Before: profile("payments", "payments")},
+		{Address: "apps", After: merged},
+	}
+	r := Analyze(Input{Changes: changes, Durations: Durations{Create: time.Minute, Delete: 2 * time.Minute}})
+	type gap struct {
+		Namespace string
+		From, To  int
+		For       time.Duration
+	}
+	var got []gap
+	for _, g := range r.Gaps {
+		got = append(got, gap{g.Selector.Selector.Namespace, g.From, g.To, g.For})
+	}
+	want := []gap{{"orders", 0, 2, 5 * time.Minute}, {"payments", 1, 2, 3 * time.Minute}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gaps (-want +got):\n%s", diff)
+	}
+	// Create before destroy leaves no gap.
+	cbd := Analyze(Input{Changes: []Change{{Address: "w", Before: profile("w", "web"), After: profile("w2", "web"), CreateBeforeDestroy: true}}})
+	if len(cbd.Gaps) != 0 {
+		t.Errorf("create-before-destroy gaps = %v", cbd.Gaps)
+	}
+	var ids []string
+	for _, f := range Findings(Input{Changes: changes}, r, "plan.json") {
+		ids = append(ids, f.Rule.ID+" "+f.Object.Name)
+	}
+	if diff := cmp.Diff([]string{"PL007 orders", "PL007 payments"}, ids); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
