@@ -121,12 +121,14 @@ func TestCheckExitCodes(t *testing.T) {
 		{"no profile matches: not on Fargate", hostNet, []string{"check", "--fargate-profile", "name=web,namespace=web", "-"}, 0, ""},
 		{"missing path", "", []string{"check", "does-not-exist.yaml"}, 2, ""},
 		{"no input", "", []string{"check"}, 2, "no input"},
-		{"bad output", cleanPod, []string{"check", "-o", "xml", "-"}, 2, "--output must be one of"},
+		{"bad output", cleanPod, []string{"check", "-o", "xml", "-"}, 2, `--output: unknown output format "xml"`},
 		{"bad fail-on", cleanPod, []string{"check", "--fail-on", "high", "-"}, 2, "--fail-on"},
 		{"bad target version", cleanPod, []string{"check", "--target-version", "one", "-"}, 2, "--target-version"},
 		{"bad region", cleanPod, []string{"check", "--region", "mars-1", "-"}, 2, "no Fargate price"},
 		{"missing explicit config", cleanPod, []string{"check", "--config", "nope.yaml", "-"}, 2, "reading config"},
 		{"unknown flag", cleanPod, []string{"check", "--nope", "-"}, 2, "unknown flag"},
+		{"empty standard input", "", []string{"check", "-"}, 2, ""},
+		{"only comments", "# nothing here\n---\n", []string{"check", "-"}, 2, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(t, tc.stdin, tc.args...)

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
@@ -83,7 +85,17 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 // Load reads every path and calls emit for each object and fail for each
 // problem, in input order. A problem never stops the other documents or files
 // from being read.
-func (l *Loader) Load(paths []string, emit func(*object.Object), fail func(Error)) {
+func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith func(Error)) {
+	// An input without any object is an error: a failed `helm template` piped
+	// in, or the wrong directory, must not pass as "no findings".
+	objects, problems := 0, 0
+	defer func() {
+		if objects == 0 && problems == 0 && len(paths) > 0 {
+			failWith(Error{File: strings.Join(paths, " "), Message: "no Kubernetes objects found (read: .yaml, .yml and .json files, Helm charts, kustomizations, or - for standard input)"})
+		}
+	}()
+	emit := func(o *object.Object) { objects++; emitObject(o) }
+	fail := func(e Error) { problems++; failWith(e) }
 	l.parse(func(add func(unit)) {
 		for _, p := range paths {
 			if p == "-" {
@@ -190,12 +202,18 @@ func (l *Loader) walk(root string, add func(unit)) {
 		add(unit{path: root, read: true, count: true})
 		return
 	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		// WalkDir does not follow a link it starts from; with a trailing
+		// separator the link is resolved, and paths still start with root.
+		walkRoot = root + string(filepath.Separator)
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			add(problem(path, err))
 			return nil
 		}
-		if path == root {
+		if path == walkRoot {
 			return nil
 		}
 		if strings.HasPrefix(d.Name(), ".") {
@@ -388,15 +406,34 @@ func parseDocument(file string, doc document, emit func(*object.Object), fail fu
 
 // yamlError turns a parser error into an Error at the file's line.
 func yamlError(file string, doc document, err error) Error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := doc.first
-	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
-		n, _ := strconv.Atoi(msg[m[2]:m[3]])
-		line = doc.first + n - 1
-		msg = msg[:m[0]] + msg[m[1]:]
-		msg = strings.TrimLeft(strings.TrimPrefix(msg, ":"), " ")
+	line, msg := fileLines(err, doc.first-1)
+	if line == 0 {
+		line = doc.first
 	}
 	return Error{File: file, Line: line, Message: "invalid YAML: " + msg}
+}
+
+// fileLines rewrites a YAML library message whose "line N" count from the
+// start of a document so that they count from the start of the file (offset
+// lines before it), on one line; it returns the first such line, 0 when the
+// message names none. A leading "line N: " is dropped: the Error carries it.
+func fileLines(err error, offset int) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:")
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ; ")), " ")
+	msg = strings.TrimPrefix(msg, "; ")
+	first := 0
+	msg = yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+		if first == 0 {
+			first = n + offset
+		}
+		return "line " + strconv.Itoa(n+offset)
+	})
+	if first > 0 {
+		msg = strings.TrimPrefix(msg, "line "+strconv.Itoa(first)+": ")
+	}
+	return first, msg
 }
 
 // decodeNode decodes one object node; offset is added to the node's lines,
@@ -416,21 +453,26 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 	data, err := toJSON(n)
 	if err != nil {
 		var je *json.UnsupportedTypeError
-		msg := "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")
+		at, msg := fileLines(err, offset)
+		msg = "invalid YAML: " + msg
 		if errors.As(err, &je) {
 			msg = "cannot convert to JSON (are all keys strings?): " + err.Error()
 		}
-		fail(Error{File: file, Line: line, Message: msg})
+		fail(Error{File: file, Line: cmp.Or(at, line), Message: msg})
 		return
 	}
 	lines := &nodeLines{root: n, offset: offset}
 	obj, err := object.Decode(scalar(n, "apiVersion"), scalar(n, "kind"), data, object.Source{File: file, Line: line}, lines)
 	if err != nil {
 		var fe *object.FieldError
+		msg := err.Error()
 		if errors.As(err, &fe) && fe.Path != "" {
 			line = lines.Line(fe.Path)
+		} else if path, at := badQuantity(n, ""); path != "" {
+			// Quantities report no field: find the one that does not parse.
+			line, msg = at+offset, fmt.Sprintf("field %s: %v", path, err)
 		}
-		fail(Error{File: file, Line: line, Message: objectName(obj) + err.Error()})
+		fail(Error{File: file, Line: line, Message: objectName(obj) + msg})
 		if obj == nil {
 			return
 		}
@@ -444,6 +486,40 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		}
 	}
 	emit(obj)
+}
+
+// quantityMaps are the fields whose values are resource quantities.
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true, "capacity": true, "hard": true}
+
+// badQuantity finds the first quantity below n that does not parse, and
+// returns its field path and its line in the document.
+func badQuantity(n *yaml.Node, path string) (string, int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := strings.TrimPrefix(path+"."+k.Value, ".")
+			if quantityMaps[k.Value] && v.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					if q := v.Content[j+1]; q.Kind == yaml.ScalarNode {
+						if _, err := resource.ParseQuantity(q.Value); err != nil {
+							return object.Key(p, v.Content[j].Value), q.Line
+						}
+					}
+				}
+			}
+			if found, line := badQuantity(v, p); found != "" {
+				return found, line
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if found, line := badQuantity(c, object.Item(path, i)); found != "" {
+				return found, line
+			}
+		}
+	}
+	return "", 0
 }
 
 // scalar returns the value of a top-level string field, "" when it is not one.

@@ -73,6 +73,10 @@ func TestParse(t *testing.T) {
 			got{Errors: []string{"5: field metadata.labels: cannot use a JSON number as string"}}},
 		{"case matters as in Kubernetes", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  HostNetwork: true\n  containers: [{name: c}]\n",
 			got{Objects: []string{"Pod/p@1"}}},
+		{"duplicate key in a later document names file lines", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n  k: 1\n  k: 2\n",
+			got{Objects: []string{"ConfigMap/a@1"}, Errors: []string{`10: invalid YAML: mapping key "k" already defined at line 9`}}},
+		{"a bad quantity names its field and line", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      resources:\n        requests: {memory: 1Gi, cpu: lots}\n",
+			got{Objects: []string{"Pod/p@1"}, Errors: []string{"8: Pod/p: field spec.containers[0].resources.requests[cpu]: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"}}},
 		{"alias bomb is refused", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nkind: X\n",
 			got{Errors: []string{"1: invalid YAML: document contains excessive aliasing"}}},
 	} {
@@ -186,6 +190,26 @@ func TestLoad(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantErrs, errs); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadSymlinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "a.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	var files []string
+	(&Loader{}).Load([]string{link}, func(o *object.Object) { files = append(files, o.Source.File) }, func(e Error) { t.Error(e) })
+	if diff := cmp.Diff([]string{filepath.Join(link, "a.yaml")}, files); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -44,7 +44,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [flags] PATH...",
 		Short: "Check manifests for Fargate readiness, size, cost and removed APIs",
-		Long: "check reads Kubernetes manifests (files, directories searched for .yaml, .yml and .json, or - for\n" +
+		Long: "check reads Kubernetes manifests (files; directories searched for .yaml, .yml and .json; Helm charts,\n" +
+			"rendered as `helm template` does; Kustomize directories, built as `kustomize build` does; or - for\n" +
 			"standard input), decides which workloads Fargate profiles place on Fargate, and reports what\n" +
 			"fargate-scheduler would refuse, what Fargate ignores, what each workload costs there, and which\n" +
 			"API versions the target Kubernetes version no longer serves.\n\n" +
@@ -86,9 +87,9 @@ func NewCommand(s streams.Streams) *cobra.Command {
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
 	reg := builtin.Registry()
-	write, ok := report.Formats[f.output]
-	if !ok {
-		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(report.FormatNames(), ", "), f.output)
+	write, err := report.Lookup(f.output)
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
 	}
 	failOn, err := rules.ParseFailOn(f.failOn)
 	if err != nil {
@@ -102,6 +103,10 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	if f.targetVersion != "" {
 		if target, err = eks.ParseMinor(f.targetVersion); err != nil {
 			return fmt.Errorf("--target-version: %w", err)
+		}
+		if _, known := eks.Lookup(target); !known {
+			slog.Warn("the target version is not in fargatekit's EKS calendar: API removals after its data (Kubernetes 1.36) are not known",
+				"target", target, "calendar", eks.Versions()[0].Minor+"–"+eks.Versions()[len(eks.Versions())-1].Minor)
 		}
 	}
 	price, err := fargate.PriceIn(f.region)

@@ -17,6 +17,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/profiles"
+	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -36,6 +37,7 @@ type flagpole struct {
 	failOn      string
 	color       string
 	maxFileSize int64
+	render      render.Options
 }
 
 // NewCommand returns the plan command.
@@ -58,6 +60,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  # Two versions of an eksctl ClusterConfig\n" +
 			"  git show main:cluster.yaml > old.yaml\n" +
 			"  fargatekit plan --old old.yaml --new cluster.yaml deploy/\n\n" +
+			"  # Workloads from a Helm chart and from a Kustomize overlay\n" +
+			"  fargatekit plan --terraform plan.json charts/shop -f values-prod.yaml deploy/overlays/prod\n\n" +
 			"  # Selector coverage only, without workloads; slower profile operations\n" +
 			"  fargatekit plan --terraform plan.json --delete-duration 20m",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +81,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVar(&f.failOn, "fail-on", "blocker", "lowest severity that makes the exit code 1: blocker, warning, info or none")
 	fl.StringVar(&f.color, "color", "auto", "colour text output: auto, always or never")
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	f.render.AddFlags(fl)
 	return cmd
 }
 
@@ -121,7 +126,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	ch.cluster = cmp.Or(f.cluster, ch.cluster, "CLUSTER")
 
 	rep := &report.Report{Version: cmd.Root().Version, Rules: plan.Rules, Target: eks.DefaultTarget(time.Now())}
-	workloads := loadWorkloads(s, f, paths, rep)
+	workloads := loadWorkloads(s, f, paths, rep, rep.Target)
 	in := plan.Input{Changes: ch.changes, Unchanged: ch.unchanged, Workloads: workloads, NodeGroups: ch.nodeGroups, Durations: f.durations}
 	if len(ch.changes) == 0 {
 		fmt.Fprintf(s.ErrOut, "%s: no Fargate profile is created, deleted or replaced: nothing to analyse\n", ch.source)
@@ -220,13 +225,14 @@ func sameProfile(a, b fargate.Profile) bool {
 }
 
 // loadWorkloads reads the manifests and keeps what the simulation needs.
-func loadWorkloads(s streams.Streams, f *flagpole, paths []string, rep *report.Report) []plan.Workload {
+func loadWorkloads(s streams.Streams, f *flagpole, paths []string, rep *report.Report, target string) []plan.Workload {
 	if len(paths) == 0 {
 		return nil
 	}
 	// No profiles: placement then only says which workloads keep themselves off Fargate.
 	engine := rules.NewEngine(&rules.Context{Namespace: f.namespace}, nil, rules.Options{})
-	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In}
+	f.render.Namespace, f.render.KubeVersion = f.namespace, target
+	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Expand: f.render.Expand}
 	loader.Load(paths, engine.Add, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
 	var out []plan.Workload
 	for _, w := range engine.Result().Workloads {
