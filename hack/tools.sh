@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the tools the build needs into a versioned cache directory and
 # prints the path of the one asked for. Idempotent: a cached tool is reused.
-#   hack/tools.sh golangci-lint
+#   hack/tools.sh golangci-lint    prints the path of the cached golangci-lint
+#   hack/tools.sh awscli           installs the AWS CLI (Debian's awscli) if missing
 set -euo pipefail
 
 GOLANGCI_LINT_VERSION=v2.15.0
@@ -21,8 +22,20 @@ golangci-lint)
 	fi
 	echo "$tool"
 	;;
+awscli)
+	# The emulator's tests drive the real AWS CLI against the emulated EKS API.
+	if ! command -v aws >/dev/null 2>&1; then
+		echo "hack/tools.sh: installing awscli (Debian package)" >&2
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "hack/tools.sh: root is needed to install awscli: sudo apt-get install -y awscli" >&2
+			exit 1
+		fi
+		apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq awscli >&2
+	fi
+	command -v aws
+	;;
 *)
-	echo "usage: hack/tools.sh golangci-lint" >&2
+	echo "usage: hack/tools.sh golangci-lint | awscli" >&2
 	exit 2
 	;;
 esac

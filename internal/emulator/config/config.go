@@ -1,0 +1,371 @@
+// Package config is the emulator's cluster configuration: a YAML file close
+// to eksctl's ClusterConfig, with defaults that work without any file.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// Kind and APIVersion of the configuration file.
+const (
+	APIVersion = "fargatekit.io/v1alpha1"
+	Kind       = "EmulatorConfig"
+)
+
+// Config is an emulated EKS cluster.
+type Config struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	// KubernetesVersion is the cluster's minor version, "1.35".
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// AccountID is the AWS account of ARNs.
+	AccountID string `json:"accountID"`
+	// AvailabilityZones of the cluster, in the region.
+	AvailabilityZones []string    `json:"availabilityZones"`
+	VPC               VPC         `json:"vpc"`
+	NodeGroups        []NodeGroup `json:"managedNodeGroups"`
+	// FargateProfiles are ACTIVE when the emulator first starts.
+	FargateProfiles []Profile `json:"fargateProfiles"`
+	Timings         Timings   `json:"timings"`
+	// Seed makes fargate-scheduler's random choices repeatable; 0 picks one.
+	Seed int64 `json:"seed"`
+}
+
+// Metadata names the cluster.
+type Metadata struct {
+	Name   string `json:"name"`
+	Region string `json:"region"`
+}
+
+// VPC is the cluster's network.
+type VPC struct {
+	ID   string `json:"id"`
+	CIDR string `json:"cidr"`
+	// EnableDNSHostnames off makes every Fargate node "fargate-null", so that
+	// only one Fargate pod runs.
+	EnableDNSHostnames *bool   `json:"enableDnsHostnames"`
+	Subnets            Subnets `json:"subnets"`
+}
+
+// Subnets are the VPC's subnets by kind and AZ.
+type Subnets struct {
+	Private map[string]Subnet `json:"private"`
+	Public  map[string]Subnet `json:"public"`
+}
+
+// Subnet is one subnet of an AZ.
+type Subnet struct {
+	ID   string `json:"id"`
+	CIDR string `json:"cidr"`
+	// NAT says whether the private subnet routes to a NAT gateway (image pulls
+	// from outside the VPC need one).
+	NAT *bool `json:"nat,omitempty"`
+}
+
+// NodeGroup is a managed node group of EC2 nodes.
+type NodeGroup struct {
+	Name              string   `json:"name"`
+	AvailabilityZones []string `json:"availabilityZones"`
+	DesiredCapacity   int      `json:"desiredCapacity"`
+	InstanceType      string   `json:"instanceType"`
+	// KubeletVersion defaults to the cluster's version.
+	KubeletVersion string `json:"kubeletVersion"`
+}
+
+// Profile is a Fargate profile of the configuration.
+type Profile struct {
+	Name      string             `json:"name"`
+	Selectors []fargate.Selector `json:"selectors"`
+	// Subnets are subnet IDs; default: every private subnet.
+	Subnets []string `json:"subnets"`
+}
+
+// Timings are how long emulated AWS operations take.
+type Timings struct {
+	// Preset is "fast" (the default) or "realistic"; fields set explicitly win.
+	Preset          string   `json:"preset"`
+	ProfileCreate   Duration `json:"profileCreate"`
+	ProfileDelete   Duration `json:"profileDelete"`
+	FargatePodStart Duration `json:"fargatePodStart"`
+}
+
+// Duration is a time.Duration written as "90s" or "3m".
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %s: %w", b, err)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// Presets of Timings.
+var (
+	Fast      = Timings{Preset: "fast", ProfileCreate: Duration{2 * time.Second}, ProfileDelete: Duration{2 * time.Second}}
+	Realistic = Timings{Preset: "realistic", ProfileCreate: Duration{3 * time.Minute}, ProfileDelete: Duration{5 * time.Minute}, FargatePodStart: Duration{45 * time.Second}}
+)
+
+// DNSHostnames reports whether the VPC has DNS hostnames enabled.
+func (c *Config) DNSHostnames() bool {
+	return c.VPC.EnableDNSHostnames == nil || *c.VPC.EnableDNSHostnames
+}
+
+// PrivateSubnetIDs lists the private subnets' IDs in AZ order.
+func (c *Config) PrivateSubnetIDs() []string {
+	var out []string
+	for _, az := range c.AvailabilityZones {
+		if s, ok := c.VPC.Subnets.Private[az]; ok {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// SubnetAZ returns the AZ of a private subnet, and whether it is one.
+func (c *Config) SubnetAZ(id string) (string, bool) {
+	for az, s := range c.VPC.Subnets.Private {
+		if s.ID == id {
+			return az, true
+		}
+	}
+	return "", false
+}
+
+// Default returns the configuration used without a file: one cluster in
+// us-east-1 over three AZs, a private and a public subnet per AZ, no node
+// groups, no profiles, fast timings.
+func Default() *Config {
+	c := &Config{}
+	c.setDefaults()
+	return c
+}
+
+// Load reads a configuration file; an empty path gives Default.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator config: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("emulator config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse reads a configuration, fills in defaults and validates it.
+func Parse(data []byte) (*Config, error) {
+	c := &Config{}
+	if err := yaml.UnmarshalStrict(data, c); err != nil {
+		return nil, err
+	}
+	c.setDefaults()
+	return c, c.Validate()
+}
+
+func (c *Config) setDefaults() {
+	c.APIVersion, c.Kind = APIVersion, Kind
+	if c.Metadata.Name == "" {
+		c.Metadata.Name = "fargatekit"
+	}
+	if c.Metadata.Region == "" {
+		c.Metadata.Region = fargate.DefaultRegion
+	}
+	if c.KubernetesVersion == "" {
+		c.KubernetesVersion = "1.35"
+	}
+	if c.AccountID == "" {
+		c.AccountID = "111122223333"
+	}
+	if len(c.AvailabilityZones) == 0 {
+		for _, s := range []string{"a", "b", "c"} {
+			c.AvailabilityZones = append(c.AvailabilityZones, c.Metadata.Region+s)
+		}
+	}
+	if c.VPC.ID == "" {
+		c.VPC.ID = "vpc-0fa76a7e0000emu"
+	}
+	if c.VPC.CIDR == "" {
+		c.VPC.CIDR = "10.0.0.0/16"
+	}
+	if c.VPC.Subnets.Private == nil && c.VPC.Subnets.Public == nil {
+		c.VPC.Subnets.Private, c.VPC.Subnets.Public = map[string]Subnet{}, map[string]Subnet{}
+		for i, az := range c.AvailabilityZones {
+			c.VPC.Subnets.Private[az] = Subnet{ID: fmt.Sprintf("subnet-private%d", i+1), CIDR: fmt.Sprintf("10.0.%d.0/19", i*32)}
+			c.VPC.Subnets.Public[az] = Subnet{ID: fmt.Sprintf("subnet-public%d", i+1), CIDR: fmt.Sprintf("10.0.%d.0/22", 128+i*4)}
+		}
+	}
+	for i := range c.NodeGroups {
+		ng := &c.NodeGroups[i]
+		if len(ng.AvailabilityZones) == 0 {
+			ng.AvailabilityZones = c.AvailabilityZones
+		}
+		if ng.InstanceType == "" {
+			ng.InstanceType = "m6i.large"
+		}
+		if ng.KubeletVersion == "" {
+			ng.KubeletVersion = c.KubernetesVersion
+		}
+		if ng.DesiredCapacity == 0 {
+			ng.DesiredCapacity = 2
+		}
+	}
+	for i := range c.FargateProfiles {
+		if len(c.FargateProfiles[i].Subnets) == 0 {
+			c.FargateProfiles[i].Subnets = c.PrivateSubnetIDs()
+		}
+	}
+	preset := Fast
+	if c.Timings.Preset == "realistic" {
+		preset = Realistic
+	}
+	if c.Timings.Preset == "" {
+		c.Timings.Preset = preset.Preset
+	}
+	for _, f := range []struct{ field, def *Duration }{
+		{&c.Timings.ProfileCreate, &preset.ProfileCreate},
+		{&c.Timings.ProfileDelete, &preset.ProfileDelete},
+		{&c.Timings.FargatePodStart, &preset.FargatePodStart},
+	} {
+		if f.field.Duration == 0 {
+			*f.field = *f.def
+		}
+	}
+}
+
+// Validate names every field that is wrong.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.APIVersion != APIVersion || c.Kind != Kind {
+		bad("apiVersion/kind", "must be %s %s", APIVersion, Kind)
+	}
+	if !validName(c.Metadata.Name) {
+		bad("metadata.name", "%q is not a valid cluster name (letters, digits, - and _, starting with a letter, at most 100)", c.Metadata.Name)
+	}
+	if !strings.HasPrefix(c.KubernetesVersion, "1.") {
+		bad("kubernetesVersion", "%q is not a Kubernetes minor version such as 1.35", c.KubernetesVersion)
+	}
+	vpc, err := netip.ParsePrefix(c.VPC.CIDR)
+	if err != nil {
+		bad("vpc.cidr", "%v", err)
+	}
+	for kind, m := range map[string]map[string]Subnet{"private": c.VPC.Subnets.Private, "public": c.VPC.Subnets.Public} {
+		for az, s := range m {
+			field := fmt.Sprintf("vpc.subnets.%s.%s", kind, az)
+			if !slices.Contains(c.AvailabilityZones, az) {
+				bad(field, "AZ %q is not one of availabilityZones %v", az, c.AvailabilityZones)
+			}
+			if s.ID == "" {
+				bad(field+".id", "is required")
+			}
+			p, err := netip.ParsePrefix(s.CIDR)
+			if err != nil {
+				bad(field+".cidr", "%v", err)
+			} else if vpc.IsValid() && (!vpc.Contains(p.Addr()) || p.Bits() < vpc.Bits()) {
+				bad(field+".cidr", "%s is not inside the VPC's %s", s.CIDR, c.VPC.CIDR)
+			}
+		}
+	}
+	for i, ng := range c.NodeGroups {
+		field := fmt.Sprintf("managedNodeGroups[%d]", i)
+		if ng.Name == "" {
+			bad(field+".name", "is required")
+		}
+		if _, ok := InstanceTypes[ng.InstanceType]; !ok {
+			bad(field+".instanceType", "%q is not one the emulator knows (%s)", ng.InstanceType, strings.Join(instanceTypeNames(), ", "))
+		}
+		for _, az := range ng.AvailabilityZones {
+			if !slices.Contains(c.AvailabilityZones, az) {
+				bad(field+".availabilityZones", "%q is not one of availabilityZones", az)
+			}
+		}
+		if ng.DesiredCapacity < 0 {
+			bad(field+".desiredCapacity", "must not be negative")
+		}
+	}
+	for i, p := range c.FargateProfiles {
+		field := fmt.Sprintf("fargateProfiles[%d]", i)
+		fp := fargate.Profile{Name: p.Name, Selectors: p.Selectors}
+		if err := fp.Validate(fargate.DefaultLimits); err != nil {
+			bad(field, "%v", err)
+		}
+		for _, id := range p.Subnets {
+			if _, ok := c.SubnetAZ(id); !ok {
+				bad(field+".subnets", "%q is not a private subnet of the VPC", id)
+			}
+		}
+	}
+	switch c.Timings.Preset {
+	case "fast", "realistic":
+	default:
+		bad("timings.preset", "%q is not fast or realistic", c.Timings.Preset)
+	}
+	return errors.Join(errs...)
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 100 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// InstanceType is what a node of an EC2 instance type offers pods.
+type InstanceType struct {
+	CPU    string // allocatable, as a quantity
+	Memory string
+	Pods   int // max pods with the VPC CNI
+	Arch   string
+}
+
+// InstanceTypes the emulator knows. Allocatable CPU and memory are the EKS
+// AMI's usual reservations subtracted from the instance's; max pods are the
+// VPC CNI's (eni-max-pods).
+var InstanceTypes = map[string]InstanceType{
+	"t3.medium":  {CPU: "1930m", Memory: "3388Mi", Pods: 17, Arch: "amd64"},
+	"m6i.large":  {CPU: "1930m", Memory: "7134Mi", Pods: 29, Arch: "amd64"},
+	"m6i.xlarge": {CPU: "3920m", Memory: "14500Mi", Pods: 58, Arch: "amd64"},
+	"c6i.large":  {CPU: "1930m", Memory: "3200Mi", Pods: 29, Arch: "amd64"},
+	"m7g.large":  {CPU: "1930m", Memory: "7134Mi", Pods: 29, Arch: "arm64"},
+}
+
+func instanceTypeNames() []string {
+	names := make([]string, 0, len(InstanceTypes))
+	for n := range InstanceTypes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

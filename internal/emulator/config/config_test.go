@@ -1,0 +1,63 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefault(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.PrivateSubnetIDs(); len(got) != 3 {
+		t.Errorf("private subnets %v", got)
+	}
+	if az, ok := c.SubnetAZ("subnet-private2"); !ok || az != "us-east-1b" {
+		t.Errorf("SubnetAZ = %q, %v", az, ok)
+	}
+	if !c.DNSHostnames() || c.Timings.ProfileCreate.Duration != 2*time.Second {
+		t.Errorf("defaults: dns %v timings %+v", c.DNSHostnames(), c.Timings)
+	}
+}
+
+func TestParse(t *testing.T) {
+	c, err := Parse([]byte(`metadata: {name: shop, region: eu-west-1}
+vpc: {enableDnsHostnames: false}
+managedNodeGroups: [{name: ng}]
+fargateProfiles: [{name: apps, selectors: [{namespace: apps}]}]
+timings: {preset: realistic, profileCreate: 10s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AvailabilityZones[0] != "eu-west-1a" || c.DNSHostnames() || c.NodeGroups[0].KubeletVersion != "1.35" {
+		t.Errorf("config %+v", c)
+	}
+	if c.Timings.ProfileCreate.Duration != 10*time.Second || c.Timings.ProfileDelete.Duration != 5*time.Minute {
+		t.Errorf("timings %+v: explicit fields win over the preset", c.Timings)
+	}
+	if len(c.FargateProfiles[0].Subnets) != 3 {
+		t.Errorf("profile subnets default to the private subnets: %v", c.FargateProfiles[0].Subnets)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for data, want := range map[string]string{
+		"metadata: {name: '1bad'}\n":                                                   "metadata.name",
+		"vpc: {cidr: 10.0.0.0/33}\n":                                                   "vpc.cidr",
+		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                     "managedNodeGroups[0].instanceType",
+		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":              "fargateProfiles[0]",
+		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n": "fargateProfiles[0].subnets",
+		"timings: {preset: slow}\n":                                                    "timings.preset",
+		"timings: {profileCreate: soon}\n":                                             "duration",
+		"colour: blue\n":                                                               "unknown field",
+		"vpc: {cidr: 10.0.0.0/16, subnets: {private: {us-east-1a: {id: s, cidr: 192.168.0.0/24}}}}\n": "not inside the VPC",
+	} {
+		_, err := Parse([]byte(data))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error naming %q", data, err, want)
+		}
+	}
+}
