@@ -27,7 +27,20 @@ type Set struct {
 	// NodeGroups counts the EC2 node groups the source declares (eksctl
 	// managedNodeGroups and nodeGroups).
 	NodeGroups int
+	// Format says which kind of source it was.
+	Format Format
 }
+
+// Format is a kind of profile source.
+type Format string
+
+// The formats Parse reads.
+const (
+	FormatEksctl         Format = "an eksctl ClusterConfig"
+	FormatAWSCLI         Format = "AWS CLI JSON"
+	FormatTerraform      Format = "Terraform JSON"
+	FormatCloudFormation Format = "a CloudFormation template"
+)
 
 // clusterConfig is the part of an eksctl ClusterConfig (eksctl.io/v1alpha5) read here.
 type clusterConfig struct {
@@ -72,6 +85,19 @@ func ReadFile(path string) (Set, error) {
 // every profile of a state), a CloudFormation template, an eksctl
 // ClusterConfig or `aws eks describe-fargate-profile` output.
 func Parse(file string, data []byte) (Set, error) {
+	set, err := parse(file, data)
+	switch {
+	case isTerraformJSON(data):
+		set.Format = FormatTerraform
+	case isCloudFormation(data):
+		set.Format = FormatCloudFormation
+	case set.Format == "":
+		set.Format = FormatAWSCLI
+	}
+	return set, err
+}
+
+func parse(file string, data []byte) (Set, error) {
 	switch {
 	case isTerraformJSON(data):
 		return parseTerraformSet(data)
@@ -111,7 +137,7 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return Set{}, fmt.Errorf("eksctl ClusterConfig: %w", err)
 	}
-	set := Set{Cluster: cc.Metadata.Name, NodeGroups: len(cc.ManagedNodeGroups) + len(cc.NodeGroups)}
+	set := Set{Cluster: cc.Metadata.Name, NodeGroups: len(cc.ManagedNodeGroups) + len(cc.NodeGroups), Format: FormatEksctl}
 	var errs []error
 	for i, p := range cc.FargateProfiles {
 		errs = append(errs, set.admit(fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}, fmt.Sprintf("fargateProfiles[%d]", i), false))

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,8 @@ type ProfileChange struct {
 	// Address is the full resource address, e.g.
 	// module.eks.module.fargate_profile["apps"].aws_eks_fargate_profile.this[0].
 	// A deposed object (left by an interrupted create_before_destroy) is a
-	// delete of its own, with the Address of the current object.
+	// change of its own, a delete in a plan, with the address of the current
+	// object followed by " (deposed KEY)".
 	Address string
 	// Cluster is cluster_name (after the change, else before); empty when
 	// unknown until apply.
@@ -60,7 +62,9 @@ type ProfileChange struct {
 	// apply, among cluster_name, fargate_profile_name, selector and
 	// subnet_ids. They are left empty in After (a selector only partly known
 	// keeps its known parts); an unknown name is replaced by the last element
-	// of the address, e.g. "this[0]".
+	// of the address, e.g. "this[0]". An unknown pod_execution_role_arn (a
+	// role created by the same plan) is not listed: it leaves
+	// After.PodExecutionRoleARN empty, which it never is when known.
 	Unknown []string
 }
 
@@ -70,11 +74,55 @@ type TerraformPlan struct {
 	// address, which is not the order of apply); for a state file: every
 	// profile, with Action no-op and Before equal to After.
 	Changes []ProfileChange
-	// NodeGroups are the addresses of the aws_eks_node_group resources
-	// present before or after the plan (EC2 capacity exists), sorted.
-	NodeGroups []string
+	// NodeGroups are the aws_eks_node_group resources present before or
+	// after the change, sorted by address; EC2Capacity tells whether they
+	// give the cluster EC2 nodes.
+	NodeGroups []NodeGroup
 	// TerraformVersion is the version of Terraform that wrote the file.
 	TerraformVersion string
+}
+
+// NodeGroup is an aws_eks_node_group of a plan or state.
+type NodeGroup struct {
+	// Address is the resource address; a deposed object's ends with
+	// " (deposed KEY)", as ProfileChange.Address.
+	Address string
+	// Cluster is cluster_name (after the change, else before); empty when
+	// unknown until apply.
+	Cluster string
+	// Before and After tell whether the node group is present before and
+	// after the change: a create is only after, a delete only before; a
+	// replacement, an update, a no-op or a forget (the node group stays in
+	// the cluster) are both. Every node group of a state is both.
+	Before, After bool
+	// DesiredSize is scaling_config[0].desired_size of the node group after
+	// the change if present then, else before; -1 when unknown.
+	DesiredSize int
+}
+
+// EC2Capacity reports whether the cluster keeps EC2 nodes through the
+// change: whether some node group of that cluster (of any cluster when
+// cluster is "") is present both before and after it, with a desired size
+// other than 0 (an unknown size counts as capacity). A node group the change
+// creates is not counted: pods cannot wait for it.
+func (p *TerraformPlan) EC2Capacity(cluster string) bool {
+	for _, ng := range p.NodeGroups {
+		if ng.Before && ng.After && ng.DesiredSize != 0 && (cluster == "" || ng.Cluster == cluster) {
+			return true
+		}
+	}
+	return false
+}
+
+// Cluster is the cluster of the plan: the first non-empty Cluster of its
+// Changes, empty when none says it.
+func (p *TerraformPlan) Cluster() string {
+	for _, c := range p.Changes {
+		if c.Cluster != "" {
+			return c.Cluster
+		}
+	}
+	return ""
 }
 
 // errNotTerraform says what ParseTerraform expects.
@@ -87,7 +135,10 @@ var planKeys = []string{"planned_values", "resource_changes", "prior_state", "re
 // ParseTerraform reads the aws_eks_fargate_profile resources, at any module
 // depth, of `terraform show -json` output: of a saved plan (their changes) or
 // of a state (every profile, unchanged). A file without such a resource gives
-// a TerraformPlan without Changes and no error. Errors name file.
+// a TerraformPlan without Changes and no error. A plan whose planning failed
+// ("errored") and a value of the wrong type (naming its resource address) are
+// errors. Errors start with file, and name it only there: callers add
+// nothing.
 func ParseTerraform(file string, data []byte) (*TerraformPlan, error) {
 	plan, err := parseTerraform(data)
 	if err != nil {
@@ -111,6 +162,13 @@ func parseTerraform(data []byte) (*TerraformPlan, error) {
 	case !ok:
 		return nil, errNotTerraform
 	}
+	var errored bool
+	if raw, ok := head["errored"]; ok && json.Unmarshal(raw, &errored) == nil && errored {
+		// tfjson (v0.29) does not read the key; Terraform sets it when
+		// planning failed, and the plan lacks the changes it could not plan.
+		return nil, errors.New("the plan is incomplete: planning failed (\"errored\": true); " +
+			"fix the errors `terraform plan` reported and save the plan again")
+	}
 	for _, k := range planKeys {
 		if _, ok := head[k]; ok {
 			var p tfjson.Plan
@@ -124,12 +182,13 @@ func parseTerraform(data []byte) (*TerraformPlan, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("reading Terraform state (format_version %s): %w", version, err)
 	}
-	return fromState(&s), nil
+	return fromState(&s)
 }
 
 func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 	out := &TerraformPlan{TerraformVersion: p.TerraformVersion}
-	nodeGroups := map[string]bool{}
+	nodeGroups := map[string]*NodeGroup{}
+	var errs []error
 	for _, rc := range p.ResourceChanges {
 		if rc == nil || rc.Mode == tfjson.DataResourceMode || rc.Change == nil {
 			continue
@@ -138,48 +197,136 @@ func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 		case tfProfileType:
 			c, ok, err := profileChange(rc)
 			if err != nil {
-				return nil, err
-			}
-			if ok {
+				errs = append(errs, err)
+			} else if ok {
 				out.Changes = append(out.Changes, c)
 			}
 		case tfNodeGroupType:
-			if !rc.Change.Actions.Read() && (rc.Change.Before != nil || rc.Change.After != nil) {
-				nodeGroups[rc.Address] = true
+			if ng, ok := nodeGroupChange(rc); ok {
+				nodeGroups[ng.Address] = &ng
 			}
 		}
 	}
-	collect := func(r *tfjson.StateResource, _ string) {
-		if r.Type == tfNodeGroupType {
-			nodeGroups[r.Address] = true
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
+	// A node group missing from resource_changes (a plan with -target) is
+	// left as it is: present before and after, as the prior state has it.
 	if p.PriorState != nil {
-		walkState(p.PriorState.Values, collect)
+		walkState(p.PriorState.Values, func(r *tfjson.StateResource, _ string) {
+			if addr := stateAddress(r); r.Type == tfNodeGroupType && nodeGroups[addr] == nil {
+				nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
+					Before: true, After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
+			}
+		})
 	}
-	walkState(p.PlannedValues, collect)
-	out.NodeGroups = sortedKeys(nodeGroups)
+	walkState(p.PlannedValues, func(r *tfjson.StateResource, _ string) {
+		if addr := stateAddress(r); r.Type == tfNodeGroupType && nodeGroups[addr] == nil {
+			nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
+				After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
+		}
+	})
+	out.NodeGroups = sortedNodeGroups(nodeGroups)
 	return out, nil
 }
 
-func fromState(s *tfjson.State) *TerraformPlan {
+func fromState(s *tfjson.State) (*TerraformPlan, error) {
 	out := &TerraformPlan{TerraformVersion: s.TerraformVersion}
-	nodeGroups := map[string]bool{}
+	nodeGroups := map[string]*NodeGroup{}
+	var errs []error
 	walkState(s.Values, func(r *tfjson.StateResource, module string) {
+		addr := stateAddress(r)
 		switch r.Type {
 		case tfProfileType:
 			name := lastElement(r.Address, module, r.Type)
-			before, _ := profileFromValues(r.AttributeValues, nil, name)
-			after, _ := profileFromValues(r.AttributeValues, nil, name)
+			before, _, err := profileFromValues(r.AttributeValues, nil, name, "")
+			if err != nil {
+				errs = append(errs, addressed(addr, err))
+				return
+			}
+			after, _, _ := profileFromValues(r.AttributeValues, nil, name, "")
 			out.Changes = append(out.Changes, ProfileChange{
-				Address: r.Address, Cluster: str(r.AttributeValues["cluster_name"]),
+				Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
 				Action: ActionNoop, Before: &before, After: &after,
 			})
 		case tfNodeGroupType:
-			nodeGroups[r.Address] = true
+			nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
+				Before: true, After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
 		}
 	})
-	out.NodeGroups = sortedKeys(nodeGroups)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out.NodeGroups = sortedNodeGroups(nodeGroups)
+	return out, nil
+}
+
+// deposedAddress is the address of a resource instance object: a deposed
+// object's says so.
+func deposedAddress(address, deposedKey string) string {
+	if deposedKey == "" {
+		return address
+	}
+	return address + " (deposed " + deposedKey + ")"
+}
+
+func stateAddress(r *tfjson.StateResource) string { return deposedAddress(r.Address, r.DeposedKey) }
+
+// nodeGroupChange reads one aws_eks_node_group change; ok is false for a
+// read.
+func nodeGroupChange(rc *tfjson.ResourceChange) (ng NodeGroup, ok bool) {
+	ch := rc.Change
+	ng = NodeGroup{Address: deposedAddress(rc.Address, rc.DeposedKey)}
+	a := ch.Actions
+	switch {
+	case a.Read():
+		return ng, false
+	case a.Create():
+		ng.After = true
+	case a.Delete():
+		ng.Before = true
+	case a.Replace(), a.Update(), a.NoOp(), a.Forget():
+		ng.Before, ng.After = true, true
+	default:
+		ng.Before, ng.After = ch.Before != nil, ch.After != nil
+	}
+	before, after := asObject(ch.Before), asObject(ch.After)
+	ng.Cluster = str(before["cluster_name"])
+	if ng.After && after != nil {
+		ng.Cluster = cmp.Or(str(after["cluster_name"]), ng.Cluster)
+		ng.DesiredSize = desiredSize(after, ch.AfterUnknown)
+	} else {
+		ng.DesiredSize = desiredSize(before, nil)
+	}
+	return ng, true
+}
+
+// desiredSize is scaling_config[0].desired_size of a node group's values,
+// -1 when unknown (per the matching after_unknown value) or absent.
+func desiredSize(values map[string]any, unknown any) int {
+	if unknownAt(unknown, "scaling_config", 0, "desired_size") {
+		return -1
+	}
+	l := asList(values["scaling_config"])
+	if len(l) == 0 {
+		return -1
+	}
+	n, ok := asObject(l[0])["desired_size"].(float64)
+	if !ok || n < 0 || n != float64(int(n)) {
+		return -1
+	}
+	return int(n)
+}
+
+func sortedNodeGroups(m map[string]*NodeGroup) []NodeGroup {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]NodeGroup, 0, len(m))
+	for _, ng := range m {
+		out = append(out, *ng)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
 	return out
 }
 
@@ -209,7 +356,7 @@ func walkState(values *tfjson.StateValues, fn func(r *tfjson.StateResource, modu
 // profileChange reads one resource change; ok is false for a change that
 // does not concern the profile (a read).
 func profileChange(rc *tfjson.ResourceChange) (c ProfileChange, ok bool, err error) {
-	c = ProfileChange{Address: rc.Address}
+	c = ProfileChange{Address: deposedAddress(rc.Address, rc.DeposedKey)}
 	a := rc.Change.Actions
 	switch {
 	case a.Read():
@@ -229,68 +376,174 @@ func profileChange(rc *tfjson.ResourceChange) (c ProfileChange, ok bool, err err
 	case a.Forget():
 		c.Action = ActionForget
 	default:
-		return c, false, fmt.Errorf("%s: unexpected change actions %q", rc.Address, a)
+		return c, false, fmt.Errorf("%s: unexpected change actions %q", c.Address, a)
 	}
 	fallback := lastElement(rc.Address, rc.ModuleAddress, rc.Type)
 	before, after := asObject(rc.Change.Before), asObject(rc.Change.After)
+	needAfter := c.Action != ActionDelete && c.Action != ActionForget
+	var errs []error
+	if c.Action != ActionCreate && before == nil {
+		errs = append(errs, fmt.Errorf("actions %q with before %s, not an object", a, describe(rc.Change.Before)))
+	}
+	if needAfter && after == nil {
+		errs = append(errs, fmt.Errorf("actions %q with after %s, not an object", a, describe(rc.Change.After)))
+	}
+	if len(errs) > 0 {
+		return c, false, addressed(c.Address, errors.Join(errs...))
+	}
 	if c.Action != ActionCreate {
-		p, _ := profileFromValues(before, nil, fallback)
+		p, _, err := profileFromValues(before, nil, fallback, "before.")
+		errs = append(errs, err)
 		c.Before = &p
 		c.Cluster = str(before["cluster_name"])
+		if c.Action == ActionForget {
+			after, _, _ := profileFromValues(before, nil, fallback, "before.")
+			c.After = &after
+		}
 	}
-	switch c.Action {
-	case ActionDelete:
-	case ActionForget:
-		p, _ := profileFromValues(before, nil, fallback)
-		c.After = &p
-	default:
-		p, unknown := profileFromValues(after, rc.Change.AfterUnknown, fallback)
+	if needAfter {
+		p, unknown, err := profileFromValues(after, rc.Change.AfterUnknown, fallback, "after.")
+		errs = append(errs, err)
 		c.After, c.Unknown = &p, unknown
 		if cl := str(after["cluster_name"]); cl != "" || c.Cluster == "" {
 			c.Cluster = cl
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, false, addressed(c.Address, err)
 	}
 	return c, true, nil
 }
 
 // profileFromValues maps the attributes of an aws_eks_fargate_profile to a
 // Profile; unknown is the matching after_unknown value. It returns which
-// attributes are unknown.
-func profileFromValues(values map[string]any, unknown any, fallbackName string) (fargate.Profile, []string) {
+// attributes are unknown, and an error naming (after path, e.g. "after.")
+// each known value of the wrong type: Terraform never writes one, so the
+// file is not what it seems.
+func profileFromValues(values map[string]any, unknown any, fallbackName, path string) (fargate.Profile, []string, error) {
 	var unknownAttrs []string
-	all := unknown == true
-	um := asObject(unknown)
 	for _, attr := range []string{"cluster_name", "fargate_profile_name", "selector", "subnet_ids"} {
-		if all || hasTrue(um[attr]) {
+		if unknown == true || hasTrue(asObject(unknown)[attr]) {
 			unknownAttrs = append(unknownAttrs, attr)
 		}
 	}
-	p := fargate.Profile{Name: str(values["fargate_profile_name"]), Status: str(values["status"])}
-	if p.Name == "" && (all || hasTrue(um["fargate_profile_name"])) {
-		p.Name = fallbackName
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(path+format, args...)) }
+	p := fargate.Profile{Status: str(values["status"]), PodExecutionRoleARN: str(values["pod_execution_role_arn"])}
+	switch v := values["fargate_profile_name"]; {
+	case unknownAt(unknown, "fargate_profile_name"):
+		p.Name = cmp.Or(str(v), fallbackName)
+	case isString(v):
+		p.Name = v.(string)
+	default:
+		bad("fargate_profile_name is %s, not a string", describe(v))
 	}
-	for _, v := range asList(values["selector"]) {
-		m := asObject(v)
-		if m == nil {
+	selectors, ok := values["selector"].([]any)
+	if !ok && values["selector"] != nil {
+		bad("selector is %s, not a list", describe(values["selector"]))
+	}
+	for i, v := range selectors {
+		if v == nil && unknownAt(unknown, "selector", i) {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			bad("selector[%d] is %s, not an object", i, describe(v))
 			continue
 		}
 		s := fargate.Selector{Namespace: str(m["namespace"])}
-		for k, v := range asObject(m["labels"]) {
-			if v, ok := v.(string); ok {
+		switch ns := m["namespace"]; {
+		case unknownAt(unknown, "selector", i, "namespace"):
+		case !isString(ns):
+			bad("selector[%d].namespace is %s, not a string", i, describe(ns))
+		case s.Namespace == "":
+			bad("selector[%d].namespace is empty", i)
+		}
+		labels, ok := m["labels"].(map[string]any)
+		if !ok && m["labels"] != nil {
+			bad("selector[%d].labels is %s, not a map of strings", i, describe(m["labels"]))
+		}
+		for k, v := range labels {
+			switch {
+			case isString(v):
 				if s.Labels == nil {
 					s.Labels = map[string]string{}
 				}
-				s.Labels[k] = v
+				s.Labels[k] = v.(string)
+			case v == nil && unknownAt(unknown, "selector", i, "labels", k):
+			default:
+				bad("selector[%d].labels[%q] is %s, not a string", i, k, describe(v))
 			}
 		}
 		p.Selectors = append(p.Selectors, s)
 	}
-	for _, v := range asList(values["subnet_ids"]) {
-		if v, ok := v.(string); ok {
-			p.Subnets = append(p.Subnets, v)
+	subnets, ok := values["subnet_ids"].([]any)
+	if !ok && values["subnet_ids"] != nil {
+		bad("subnet_ids is %s, not a list", describe(values["subnet_ids"]))
+	}
+	for i, v := range subnets {
+		switch {
+		case isString(v):
+			p.Subnets = append(p.Subnets, v.(string))
+		case v == nil && unknownAt(unknown, "subnet_ids", i):
+		default:
+			bad("subnet_ids[%d] is %s, not a string", i, describe(v))
 		}
 	}
-	return p, unknownAttrs
+	return p, unknownAttrs, errors.Join(errs...)
+}
+
+// addressed prefixes each error joined in err with the resource address.
+func addressed(address string, err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			errs = append(errs, addressed(address, e))
+		}
+		return errors.Join(errs...)
+	}
+	return fmt.Errorf("%s: %w", address, err)
+}
+
+// unknownAt reports whether an after_unknown value marks the value at path
+// (object keys and list indexes) unknown, itself or as part of a whole.
+func unknownAt(unknown any, path ...any) bool {
+	for _, step := range path {
+		if unknown == true {
+			return true
+		}
+		switch step := step.(type) {
+		case string:
+			unknown = asObject(unknown)[step]
+		case int:
+			l := asList(unknown)
+			if step >= len(l) {
+				return false
+			}
+			unknown = l[step]
+		}
+	}
+	return unknown == true
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+// describe shows a JSON value in an error, shortened.
+func describe(v any) string {
+	if v == nil {
+		return "null"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	if r := []rune(string(b)); len(r) > 40 {
+		return string(r[:37]) + "..."
+	}
+	return string(b)
 }
 
 // lastElement is the last element of a resource address: its name and
@@ -337,18 +590,6 @@ func hasTrue(v any) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // isTerraformJSON reports whether data looks like `terraform show -json`

@@ -44,86 +44,139 @@ func prof(name, status string, subnets []string, sels ...fargate.Selector) *farg
 	return &fargate.Profile{Name: name, Status: status, Subnets: subnets, Selectors: sels}
 }
 
+// The pod execution roles of the fixtures: shopRole, and modRole(k) of
+// fargate_profile["k"] of the eks module.
+const shopRole = "arn:aws:iam::111122223333:role/shop-fargate-pod-execution"
+
+func modRole(key string) string {
+	return "arn:aws:iam::111122223333:role/" + key + "-20240611093512345600000001"
+}
+
+// role sets the profile's pod execution role.
+func role(arn string, p *fargate.Profile) *fargate.Profile {
+	p.PodExecutionRoleARN = arn
+	return p
+}
+
+// ng is a node group of cluster shop present before and after, of desired size 2.
+func ng(address string) NodeGroup {
+	return NodeGroup{Address: address, Cluster: clusterShop, Before: true, After: true, DesiredSize: 2}
+}
+
 func TestParseTerraformFixtures(t *testing.T) {
 	active := fargate.StatusActive
 	for _, tc := range []struct {
 		file string
 		want TerraformPlan
+		// ec2 is EC2Capacity for each cluster, "" meaning any.
+		ec2 map[string]bool
 	}{
 		{file: incidentPlan, want: TerraformPlan{
 			Changes: []ProfileChange{
+				// The role of apps is created by the plan: unknown.
 				{Address: fp("apps"), Cluster: clusterShop, Action: ActionCreate,
 					After: prof("apps", "", tfSubnets, sel("orders"), sel("payments"), sel("catalog"), sel("shipping"))},
-				{Address: fp("catalog"), Cluster: clusterShop, Action: ActionDelete, Before: prof("catalog", active, tfSubnets, sel("catalog"))},
-				{Address: fp("orders"), Cluster: clusterShop, Action: ActionDelete, Before: prof("orders", active, tfSubnets, sel("orders"))},
-				{Address: fp("payments"), Cluster: clusterShop, Action: ActionDelete, Before: prof("payments", active, tfSubnets, sel("payments"))},
-				{Address: fp("shipping"), Cluster: clusterShop, Action: ActionDelete, Before: prof("shipping", active, tfSubnets, sel("shipping"))},
+				{Address: fp("catalog"), Cluster: clusterShop, Action: ActionDelete,
+					Before: role(modRole("catalog"), prof("catalog", active, tfSubnets, sel("catalog")))},
+				{Address: fp("orders"), Cluster: clusterShop, Action: ActionDelete,
+					Before: role(modRole("orders"), prof("orders", active, tfSubnets, sel("orders")))},
+				{Address: fp("payments"), Cluster: clusterShop, Action: ActionDelete,
+					Before: role(modRole("payments"), prof("payments", active, tfSubnets, sel("payments")))},
+				{Address: fp("shipping"), Cluster: clusterShop, Action: ActionDelete,
+					Before: role(modRole("shipping"), prof("shipping", active, tfSubnets, sel("shipping")))},
 			},
-			NodeGroups: []string{eksNodes},
-		}},
+			NodeGroups: []NodeGroup{ng(eksNodes)},
+		}, ec2: map[string]bool{clusterShop: true, "": true, "other": false}},
 		{file: "add-only.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{
 				{Address: fp("kube-system"), Cluster: clusterShop, Action: ActionNoop,
-					Before: prof("kube-system", active, tfSubnets, sel("kube-system")), After: prof("kube-system", active, tfSubnets, sel("kube-system"))},
+					Before: role(modRole("kube-system"), prof("kube-system", active, tfSubnets, sel("kube-system"))),
+					After:  role(modRole("kube-system"), prof("kube-system", active, tfSubnets, sel("kube-system")))},
 				{Address: "module.fargate_profile_batch.aws_eks_fargate_profile.this[0]", Cluster: clusterShop, Action: ActionCreate,
 					After: prof("batch", "", tfSubnets, sel("batch", "workload", "batch"))},
 			},
-		}},
+		}, ec2: map[string]bool{clusterShop: false, "": false}},
 		{file: "remove-only.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{
 				{Address: "aws_eks_fargate_profile.legacy", Cluster: clusterShop, Action: ActionDelete,
-					Before: prof("legacy", active, tfSubnets, sel("legacy", "app", "monolith"))},
+					Before: role(shopRole, prof("legacy", active, tfSubnets, sel("legacy", "app", "monolith")))},
 				{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionNoop,
-					Before: prof("web", active, tfSubnets, sel("web")), After: prof("web", active, tfSubnets, sel("web"))},
+					Before: role(shopRole, prof("web", active, tfSubnets, sel("web"))), After: role(shopRole, prof("web", active, tfSubnets, sel("web")))},
 			},
-			NodeGroups: []string{"aws_eks_node_group.system"},
-		}},
+			NodeGroups: []NodeGroup{ng("aws_eks_node_group.system")},
+		}, ec2: map[string]bool{clusterShop: true}},
 		{file: "replace-cbd.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionReplace, CreateBeforeDestroy: true,
-				Before: prof("web", active, tfSubnets, sel("web", "tier", "frontend")),
-				After:  prof("web", "", tfSubnets, sel("web"), sel("web-canary"))}},
+				Before: role(shopRole, prof("web", active, tfSubnets, sel("web", "tier", "frontend"))),
+				After:  role(shopRole, prof("web", "", tfSubnets, sel("web"), sel("web-canary")))}},
 		}},
 		{file: "replace-destroy-first.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionReplace,
-				Before: prof("web", active, tfSubnets, sel("web", "tier", "frontend")),
-				After:  prof("web", "", tfSubnets, sel("web"), sel("web-canary"))}},
+				Before: role(shopRole, prof("web", active, tfSubnets, sel("web", "tier", "frontend"))),
+				After:  role(shopRole, prof("web", "", tfSubnets, sel("web"), sel("web-canary")))}},
 		}},
 		{file: "subnets-only.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{{Address: fp("web"), Cluster: clusterShop, Action: ActionReplace,
-				Before: prof("web", active, tfSubnets, sel("web")),
-				After:  prof("web", "", tfSubnets[:2], sel("web"))}},
-			NodeGroups: []string{eksNodes},
+				Before: role(modRole("web"), prof("web", active, tfSubnets, sel("web"))),
+				After:  role(modRole("web"), prof("web", "", tfSubnets[:2], sel("web")))}},
+			NodeGroups: []NodeGroup{ng(eksNodes)},
 		}},
 		{file: "wildcard.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{
 				{Address: "aws_eks_fargate_profile.teams", Cluster: clusterShop, Action: ActionNoop,
-					Before: prof("teams", active, tfSubnets, sel("team-*")), After: prof("teams", active, tfSubnets, sel("team-*"))},
+					Before: role(shopRole, prof("teams", active, tfSubnets, sel("team-*"))), After: role(shopRole, prof("teams", active, tfSubnets, sel("team-*")))},
 				{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionCreate,
-					After: prof("web", "", tfSubnets, sel("prod", "app", "web-?"), sel("staging-*", "app", "web-*", "tier", "front?nd"))},
+					After: role(shopRole, prof("web", "", tfSubnets, sel("prod", "app", "web-?"), sel("staging-*", "app", "web-*", "tier", "front?nd")))},
 			},
 		}},
 		{file: "state.json", want: TerraformPlan{
 			Changes: []ProfileChange{
 				{Address: "aws_eks_fargate_profile.default", Cluster: clusterShop, Action: ActionNoop,
-					Before: prof("default", active, tfSubnets, sel("default")), After: prof("default", active, tfSubnets, sel("default"))},
+					Before: role(shopRole, prof("default", active, tfSubnets, sel("default"))), After: role(shopRole, prof("default", active, tfSubnets, sel("default")))},
 				{Address: fp("kube-system"), Cluster: clusterShop, Action: ActionNoop,
-					Before: prof("kube-system", active, tfSubnets, sel("kube-system", "k8s-app", "kube-dns")),
-					After:  prof("kube-system", active, tfSubnets, sel("kube-system", "k8s-app", "kube-dns"))},
+					Before: role(modRole("kube-system"), prof("kube-system", active, tfSubnets, sel("kube-system", "k8s-app", "kube-dns"))),
+					After:  role(modRole("kube-system"), prof("kube-system", active, tfSubnets, sel("kube-system", "k8s-app", "kube-dns")))},
 			},
-			NodeGroups: []string{eksNodes},
-		}},
-		{file: "no-fargate.plan.json", want: TerraformPlan{}},
+			NodeGroups: []NodeGroup{ng(eksNodes)},
+		}, ec2: map[string]bool{clusterShop: true}},
+		{file: "no-fargate.plan.json", want: TerraformPlan{}, ec2: map[string]bool{"": false}},
 		{file: "unknown-values.plan.json", want: TerraformPlan{
 			Changes: []ProfileChange{
 				// The name falls back to the address's last element; the
 				// selector keeps its known labels.
 				{Address: "aws_eks_fargate_profile.jobs", Cluster: clusterShop, Action: ActionCreate,
-					After:   prof("jobs", "", nil, sel("", "app", "jobs")),
+					After:   role(shopRole, prof("jobs", "", nil, sel("", "app", "jobs"))),
 					Unknown: []string{"fargate_profile_name", "selector", "subnet_ids"}},
 				{Address: "aws_eks_fargate_profile.ops", Cluster: clusterShop, Action: ActionUpdate,
-					Before: prof("ops", active, tfSubnets, sel("ops")), After: prof("ops", active, tfSubnets, sel("ops"))},
+					Before: role(shopRole, prof("ops", active, tfSubnets, sel("ops"))), After: role(shopRole, prof("ops", active, tfSubnets, sel("ops")))},
 			},
 		}},
+		{file: "node-groups.plan.json", want: TerraformPlan{
+			Changes: []ProfileChange{{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionCreate,
+				After: role(shopRole, prof("web", "", tfSubnets, sel("web")))}},
+			NodeGroups: []NodeGroup{
+				// Another cluster's, its desired size known after apply.
+				{Address: "aws_eks_node_group.analytics", Cluster: "analytics", Before: true, After: true, DesiredSize: -1},
+				// Created by the plan: not there before.
+				{Address: "aws_eks_node_group.arm", Cluster: clusterShop, After: true, DesiredSize: 2},
+				{Address: "aws_eks_node_group.spare", Cluster: clusterShop, Before: true, After: true, DesiredSize: 0},
+				// Deleted by the plan.
+				{Address: "aws_eks_node_group.system", Cluster: clusterShop, Before: true, DesiredSize: 2},
+			},
+		}, ec2: map[string]bool{clusterShop: false, "analytics": true, "": true}},
+		{file: "deposed.plan.json", want: TerraformPlan{
+			Changes: []ProfileChange{
+				{Address: "aws_eks_fargate_profile.web", Cluster: clusterShop, Action: ActionNoop,
+					Before: role(shopRole, prof("web-v2", active, tfSubnets, sel("web"), sel("web-canary"))),
+					After:  role(shopRole, prof("web-v2", active, tfSubnets, sel("web"), sel("web-canary")))},
+				{Address: "aws_eks_fargate_profile.web (deposed 5f2c1a9e)", Cluster: clusterShop, Action: ActionDelete,
+					Before: role(shopRole, prof("web", active, tfSubnets, sel("web", "tier", "frontend")))},
+			},
+			NodeGroups: []NodeGroup{
+				{Address: "aws_eks_node_group.system", Cluster: clusterShop, Before: true, After: true, DesiredSize: 2},
+				{Address: "aws_eks_node_group.system (deposed 3b7d9e21)", Cluster: clusterShop, Before: true, DesiredSize: 2},
+			},
+		}, ec2: map[string]bool{clusterShop: true}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(tfFixtures, tc.file))
@@ -138,7 +191,51 @@ func TestParseTerraformFixtures(t *testing.T) {
 			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
+			for cluster, want := range tc.ec2 {
+				if got := got.EC2Capacity(cluster); got != want {
+					t.Errorf("EC2Capacity(%q) = %v, want %v", cluster, got, want)
+				}
+			}
 		})
+	}
+}
+
+func TestEC2Capacity(t *testing.T) {
+	shop := func(before, after bool, size int) NodeGroup {
+		return NodeGroup{Address: "aws_eks_node_group.n", Cluster: clusterShop, Before: before, After: after, DesiredSize: size}
+	}
+	for _, tc := range []struct {
+		name    string
+		groups  []NodeGroup
+		cluster string
+		want    bool
+	}{
+		{name: "none", cluster: clusterShop},
+		{name: "kept", groups: []NodeGroup{shop(true, true, 2)}, cluster: clusterShop, want: true},
+		{name: "kept, any cluster", groups: []NodeGroup{shop(true, true, 2)}, want: true},
+		{name: "unknown size counts", groups: []NodeGroup{shop(true, true, -1)}, cluster: clusterShop, want: true},
+		{name: "scaled to zero", groups: []NodeGroup{shop(true, true, 0)}, cluster: clusterShop},
+		{name: "deleted", groups: []NodeGroup{shop(true, false, 2)}, cluster: clusterShop},
+		{name: "created", groups: []NodeGroup{shop(false, true, 2)}, cluster: clusterShop},
+		{name: "another cluster's", groups: []NodeGroup{shop(true, true, 2)}, cluster: "analytics"},
+		{name: "one of several", groups: []NodeGroup{shop(true, false, 2), shop(true, true, 0), shop(true, true, 1)}, cluster: clusterShop, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &TerraformPlan{NodeGroups: tc.groups}
+			if got := p.EC2Capacity(tc.cluster); got != tc.want {
+				t.Errorf("EC2Capacity(%q) = %v, want %v", tc.cluster, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTerraformPlanCluster(t *testing.T) {
+	p := &TerraformPlan{Changes: []ProfileChange{{Address: "a"}, {Address: "b", Cluster: "shop"}, {Address: "c", Cluster: "other"}}}
+	if got := p.Cluster(); got != "shop" {
+		t.Errorf("Cluster() = %q, want shop", got)
+	}
+	if got := (&TerraformPlan{}).Cluster(); got != "" {
+		t.Errorf("Cluster() of no change = %q, want empty", got)
 	}
 }
 
@@ -164,12 +261,20 @@ func TestParseTerraformChanges(t *testing.T) {
 		{name: "everything unknown", data: tfPlan(`{"actions": ["create"], "before": null, "after": {}, "after_unknown": true}`),
 			want: []ProfileChange{{Address: `module.m.aws_eks_fargate_profile.p["k"]`, Action: ActionCreate, After: prof(`p["k"]`, "", nil),
 				Unknown: []string{"cluster_name", "fargate_profile_name", "selector", "subnet_ids"}}}},
-		{name: "values of the wrong types", data: tfPlan(`{"actions": ["create"], "before": null,
-			"after": {"fargate_profile_name": 3, "selector": [1, {"namespace": ["x"], "labels": {"a": 1, "b": "c"}}], "subnet_ids": "s"}, "after_unknown": {"selector": "x"}}`),
-			want: []ProfileChange{{Address: `module.m.aws_eks_fargate_profile.p["k"]`, Action: ActionCreate, After: prof("", "", nil, sel("", "b", "c"))}}},
+		{name: "unknown parts are left out", data: tfPlan(`{"actions": ["create"], "before": null,
+			"after": {"cluster_name": "c", "fargate_profile_name": "web", "pod_execution_role_arn": "arn:aws:iam::111122223333:role/r",
+				"selector": [null, {"labels": {"a": null, "b": "c"}}], "subnet_ids": ["s1", null]},
+			"after_unknown": {"selector": [true, {"namespace": true, "labels": {"a": true}}], "subnet_ids": [false, true]}}`),
+			want: []ProfileChange{{Address: `module.m.aws_eks_fargate_profile.p["k"]`, Cluster: "c", Action: ActionCreate,
+				After:   role("arn:aws:iam::111122223333:role/r", prof("web", "", []string{"s1"}, sel("", "b", "c"))),
+				Unknown: []string{"selector", "subnet_ids"}}}},
+		{name: "a deposed object", data: strings.Replace(tfPlan(`{"actions": ["delete"], "before": `+tfWeb+`, "after": null}`),
+			`"mode"`, `"deposed": "00f1e2d3", "mode"`, 1),
+			want: []ProfileChange{{Address: `module.m.aws_eks_fargate_profile.p["k"] (deposed 00f1e2d3)`, Cluster: "c", Action: ActionDelete, Before: web}}},
 		{name: "no change", data: tfPlan(`null`)},
 		{name: "a data source", data: strings.Replace(tfPlan(`{"actions": ["read"]}`), `"managed"`, `"data"`, 1)},
-		{name: "unexpected actions", data: tfPlan(`{"actions": ["delete", "delete"]}`), wantErr: `aws_eks_fargate_profile.p["k"]: unexpected change actions ["delete" "delete"]`},
+		{name: "unexpected actions", data: tfPlan(`{"actions": ["delete", "delete"]}`),
+			wantErr: `plan.json: module.m.aws_eks_fargate_profile.p["k"]: unexpected change actions ["delete" "delete"]`},
 		{name: "no actions", data: tfPlan(`{"actions": []}`), wantErr: "unexpected change actions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,8 +295,133 @@ func TestParseTerraformChanges(t *testing.T) {
 	}
 }
 
+// tfMalformed is a profile of tfPlan with one attribute replaced: the change
+// creates it, or deletes it when before is true.
+func tfMalformed(attr, value string, before bool) string {
+	v := strings.Replace(`{"cluster_name": "c", "fargate_profile_name": "web", "selector": [{"namespace": "web", "labels": {"app": "web"}}], "subnet_ids": ["s"]}`,
+		`"`+attr+`": `, `"`+attr+`": `+value+`, "x-`+attr+`": `, 1)
+	if before {
+		return tfPlan(`{"actions": ["delete"], "before": ` + v + `, "after": null, "after_unknown": {}}`)
+	}
+	return tfPlan(`{"actions": ["create"], "before": null, "after": ` + v + `, "after_unknown": {}}`)
+}
+
+func TestParseTerraformMalformed(t *testing.T) {
+	const addr = `plan.json: module.m.aws_eks_fargate_profile.p["k"]: `
+	for _, tc := range []struct {
+		name, data string
+		wantErr    []string
+	}{
+		{name: "name a number", data: tfMalformed("fargate_profile_name", "3", false), wantErr: []string{addr + "after.fargate_profile_name is 3, not a string"}},
+		{name: "name null", data: tfMalformed("fargate_profile_name", "null", false), wantErr: []string{addr + "after.fargate_profile_name is null, not a string"}},
+		{name: "name missing, not unknown", data: tfPlan(`{"actions": ["create"], "before": null, "after": {"selector": [{"namespace": "web"}]}, "after_unknown": {}}`),
+			wantErr: []string{addr + "after.fargate_profile_name is null, not a string"}},
+		{name: "name of a deleted profile", data: tfMalformed("fargate_profile_name", `{"a": 1}`, true),
+			wantErr: []string{addr + `before.fargate_profile_name is {"a":1}, not a string`}},
+		{name: "namespace null", data: tfMalformed("namespace", "null", false), wantErr: []string{addr + "after.selector[0].namespace is null, not a string"}},
+		{name: "namespace missing", data: tfPlan(`{"actions": ["create"], "before": null,
+			"after": {"fargate_profile_name": "web", "selector": [{"namespace": "web"}, {"labels": {}}]}, "after_unknown": {}}`),
+			wantErr: []string{addr + "after.selector[1].namespace is null, not a string"}},
+		{name: "namespace empty", data: tfMalformed("namespace", `""`, false), wantErr: []string{addr + "after.selector[0].namespace is empty"}},
+		{name: "namespace a list", data: tfMalformed("namespace", `["web"]`, false), wantErr: []string{addr + `after.selector[0].namespace is ["web"], not a string`}},
+		{name: "selector a number", data: tfMalformed("selector", `[{"namespace": "web"}, 1]`, false), wantErr: []string{addr + "after.selector[1] is 1, not an object"}},
+		{name: "selector null, not unknown", data: tfMalformed("selector", `[null]`, false), wantErr: []string{addr + "after.selector[0] is null, not an object"}},
+		{name: "selector an object", data: tfMalformed("selector", `{"namespace": "web"}`, false), wantErr: []string{addr + `after.selector is {"namespace":"web"}, not a list`}},
+		{name: "labels a list", data: tfMalformed("labels", `["app"]`, false), wantErr: []string{addr + `after.selector[0].labels is ["app"], not a map of strings`}},
+		{name: "label a number", data: tfMalformed("labels", `{"app": "web", "tier": 1}`, false), wantErr: []string{addr + `after.selector[0].labels["tier"] is 1, not a string`}},
+		{name: "label null, not unknown", data: tfMalformed("labels", `{"app": null}`, false), wantErr: []string{addr + `after.selector[0].labels["app"] is null, not a string`}},
+		{name: "subnets a string", data: tfMalformed("subnet_ids", `"s"`, false), wantErr: []string{addr + `after.subnet_ids is "s", not a list`}},
+		{name: "subnet a number", data: tfMalformed("subnet_ids", `["s", 2]`, false), wantErr: []string{addr + `after.subnet_ids[1] is 2, not a string`}},
+		{name: "every problem", data: tfPlan(`{"actions": ["create"], "before": null,
+			"after": {"fargate_profile_name": 3, "selector": [1, {"namespace": ["x"], "labels": {"a": 1, "b": "c"}}], "subnet_ids": "s"}, "after_unknown": {"selector": "x"}}`),
+			wantErr: []string{addr + "after.fargate_profile_name is 3", "\n" + addr[len("plan.json: "):] + "after.selector[0] is 1",
+				"selector[1].namespace is", `selector[1].labels["a"] is 1`, "after.subnet_ids is"}},
+		{name: "replacement without after", data: tfPlan(`{"actions": ["create", "delete"], "before": ` + tfWeb + `, "after": null}`),
+			wantErr: []string{addr + `actions ["create" "delete"] with after null, not an object`}},
+		{name: "replacement without before", data: tfPlan(`{"actions": ["delete", "create"], "before": null, "after": ` + tfWeb + `}`),
+			wantErr: []string{addr + `actions ["delete" "create"] with before null, not an object`}},
+		{name: "replacement with neither", data: tfPlan(`{"actions": ["delete", "create"], "before": null, "after": null}`),
+			wantErr: []string{"with before null", "with after null"}},
+		{name: "update without after", data: tfPlan(`{"actions": ["update"], "before": ` + tfWeb + `, "after": []}`),
+			wantErr: []string{addr + `actions ["update"] with after [], not an object`}},
+		{name: "a deposed object", data: strings.Replace(tfMalformed("namespace", `""`, true), `"mode"`, `"deposed": "00f1e2d3", "mode"`, 1),
+			wantErr: []string{`plan.json: module.m.aws_eks_fargate_profile.p["k"] (deposed 00f1e2d3): before.selector[0].namespace is empty`}},
+		{name: "in a state", data: `{"format_version": "1.0", "terraform_version": "1.9.8", "values": {"root_module": {"resources": [
+			{"address": "aws_eks_fargate_profile.web", "mode": "managed", "type": "aws_eks_fargate_profile", "name": "web",
+			 "values": {"cluster_name": "c", "fargate_profile_name": "web", "selector": [{"namespace": null}]}}]}}}`,
+			wantErr: []string{"plan.json: aws_eks_fargate_profile.web: selector[0].namespace is null, not a string"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseTerraform("plan.json", []byte(tc.data))
+			if err == nil {
+				t.Fatalf("no error, got %+v", got)
+			}
+			if got != nil {
+				t.Errorf("a plan with an error: %+v", got)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			if n := strings.Count(err.Error(), "plan.json"); n != 1 {
+				t.Errorf("error %q names the file %d times", err, n)
+			}
+		})
+	}
+}
+
+func TestParseTerraformNodeGroups(t *testing.T) {
+	const ngValues = `{"cluster_name": "shop", "node_group_name": "n", "scaling_config": [{"desired_size": 2, "max_size": 3, "min_size": 1}]}`
+	plan := func(change string) string {
+		return `{"format_version": "1.2", "terraform_version": "1.9.8", "resource_changes": [{
+			"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "change": ` + change + `}]}`
+	}
+	const addr = "aws_eks_node_group.n"
+	for _, tc := range []struct {
+		name, data string
+		want       []NodeGroup
+	}{
+		{name: "forget: it stays", data: plan(`{"actions": ["forget"], "before": ` + ngValues + `, "after": null}`),
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+		{name: "replaced, scaled to zero", data: plan(`{"actions": ["delete", "create"], "before": ` + ngValues + `,
+			"after": {"cluster_name": "shop", "scaling_config": [{"desired_size": 0}]}, "after_unknown": {"arn": true}}`),
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 0}}},
+		{name: "cluster unknown after: the one before", data: plan(`{"actions": ["create", "delete"], "before": ` + ngValues + `,
+			"after": {"scaling_config": [{"desired_size": 2}]}, "after_unknown": {"cluster_name": true}}`),
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+		{name: "scaling_config unknown", data: plan(`{"actions": ["update"], "before": ` + ngValues + `,
+			"after": {"cluster_name": "shop"}, "after_unknown": {"scaling_config": true}}`),
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: -1}}},
+		{name: "desired size of the wrong type", data: plan(`{"actions": ["no-op"], "before": {"cluster_name": "shop", "scaling_config": [{"desired_size": "2"}]},
+			"after": {"cluster_name": "shop", "scaling_config": [{"desired_size": "2"}]}}`),
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: -1}}},
+		{name: "a read", data: plan(`{"actions": ["read"], "before": null, "after": ` + ngValues + `}`)},
+		{name: "only in the prior state (a plan with -target)", data: `{"format_version": "1.2", "terraform_version": "1.9.8", "resource_changes": [],
+			"prior_state": {"format_version": "1.0", "values": {"root_module": {"resources": [
+				{"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "values": ` + ngValues + `},
+				{"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "deposed_key": "0a1b2c3d", "values": ` + ngValues + `}]}}}}`,
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2},
+				{Address: addr + " (deposed 0a1b2c3d)", Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseTerraform("plan.json", []byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.NodeGroups, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestParseTerraformErrors(t *testing.T) {
 	badVersion, err := os.ReadFile(filepath.Join(tfFixtures, "bad-version.plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errored, err := os.ReadFile(filepath.Join(tfFixtures, "errored.plan.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +443,8 @@ func TestParseTerraformErrors(t *testing.T) {
 		{name: "raw tfstate", data: `{"version": 4, "terraform_version": "1.9.8", "serial": 7, "lineage": "3f0c", "outputs": {}, "resources": []}`,
 			wantErr: []string{"raw Terraform state (terraform.tfstate) is not read", "terraform show -json"}},
 		{name: "wrong types", data: `{"format_version": "1.2", "resource_changes": {"a": 1}}`, wantErr: []string{"reading Terraform plan", "cannot unmarshal"}},
+		{name: "errored plan", data: string(errored),
+			wantErr: []string{`f.json: the plan is incomplete: planning failed ("errored": true)`, "save the plan again"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseTerraform("f.json", []byte(tc.data))
@@ -223,6 +455,10 @@ func TestParseTerraformErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}
+			}
+			// The file once, first: callers add nothing.
+			if !strings.HasPrefix(err.Error(), "f.json: ") || strings.Count(err.Error(), "f.json") != 1 {
+				t.Errorf("error %q does not name the file once, first", err)
 			}
 		})
 	}
@@ -253,9 +489,13 @@ func TestParseDetectsTerraform(t *testing.T) {
 		{name: "no profile", file: "no-fargate.plan.json", wantErr: "no aws_eks_fargate_profile in the Terraform plan or state"},
 		{name: "bad version", file: "bad-version.plan.json", wantErr: "does not satisfy"},
 		{name: "invalid profiles are reported", data: tfPlan(`{"actions": ["create"], "before": null,
-			"after": {"fargate_profile_name": "eks-web", "selector": [{"namespace": "web"}, {"namespace": ""}]}, "after_unknown": {}}`),
+			"after": {"fargate_profile_name": "eks-web", "selector": [{"namespace": "web"}]}, "after_unknown": {}}`),
 			wantProfiles: nil,
 			wantErr:      `module.m.aws_eks_fargate_profile.p["k"] (eks-web) is left out: fargateProfileName "eks-web" starts with the reserved prefix`},
+		{name: "malformed values are an error", data: tfPlan(`{"actions": ["create"], "before": null,
+			"after": {"fargate_profile_name": "web", "selector": [{"namespace": "web"}, {"namespace": ""}]}, "after_unknown": {}}`),
+			wantErr: `module.m.aws_eks_fargate_profile.p["k"]: after.selector[1].namespace is empty`},
+		{name: "errored plan", file: "errored.plan.json", wantErr: "planning failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.data)

@@ -27,6 +27,7 @@ type jsonPlan struct {
 	CoverageLost    []plan.Selector    `json:"coverageLost"`
 	CoverageGained  []plan.Selector    `json:"coverageGained"`
 	SafeSequence    []string           `json:"safeSequence"`
+	SafeSeconds     int                `json:"safeSequenceSeconds"`
 }
 
 type jsonPlanStep struct {
@@ -58,7 +59,7 @@ func (p *Plan) toJSON() *jsonPlan {
 	out := &jsonPlan{
 		Source: p.Source, DurationSeconds: seconds(r.Duration),
 		Steps: make([]jsonPlanStep, 0, len(r.Steps)), Workloads: make([]jsonPlanWorkload, 0, len(r.Workloads)),
-		CoverageLost: nonNil(r.CoverageLost), CoverageGained: nonNil(r.CoverageGained), SafeSequence: nonNil(p.Sequence),
+		CoverageLost: nonNil(r.CoverageLost), CoverageGained: nonNil(r.CoverageGained), SafeSequence: nonNil(p.Sequence), SafeSeconds: seconds(r.Safe.Duration),
 	}
 	for _, s := range r.Steps {
 		out.Steps = append(out.Steps, jsonPlanStep{s.Kind, s.Profile, s.Address, seconds(s.Start), seconds(s.End)})
@@ -117,7 +118,7 @@ func writePlanText(b *bytes.Buffer, p *Plan, pt painter) {
 		}
 	}
 	if len(p.Sequence) > 0 {
-		b.WriteString("\n" + pt.paint(ansiBold, "Safe sequence") + "\n")
+		b.WriteString("\n" + pt.paint(ansiBold, "Safe sequence (about "+clock(r.Safe.Duration)+" of profile operations)") + "\n")
 		for _, line := range p.Sequence {
 			b.WriteString("  " + line + "\n")
 		}
@@ -133,15 +134,10 @@ func writePlanMarkdown(b *bytes.Buffer, p *Plan) {
 		fmt.Fprintf(b, "| %d | %s | %s | %s |\n", i+1, s.Kind, cell(s.Profile), cell(s.Address))
 	}
 	if len(p.Sequence) > 0 {
-		b.WriteString("\n**Safe sequence**\n\n```sh\n" + strings.Join(p.Sequence, "\n") + "\n```\n")
+		b.WriteString("\n**Safe sequence** (about " + clock(r.Safe.Duration) + " of profile operations)\n\n```sh\n" + strings.Join(p.Sequence, "\n") + "\n```\n")
 	}
 	b.WriteByte('\n')
 }
 
 // clock writes a duration in minutes: "23m", or "2m30s".
-func clock(d time.Duration) string {
-	if s := int(d.Seconds()) % 60; s != 0 {
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), s)
-	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
-}
+func clock(d time.Duration) string { return plan.FormatDuration(d) }

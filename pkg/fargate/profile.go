@@ -41,6 +41,9 @@ type Profile struct {
 	Subnets   []string   `json:"subnets,omitempty"`
 	// Status is empty or ACTIVE for a profile that places pods.
 	Status string `json:"status,omitempty"`
+	// PodExecutionRoleARN is the IAM role the pods of the profile run with
+	// (empty when the source does not say it). Validate ignores it.
+	PodExecutionRoleARN string `json:"podExecutionRoleArn,omitempty"`
 }
 
 // Active reports whether the profile places new pods.

@@ -3,8 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -65,17 +65,29 @@ var (
 			"(the plan prints the exact sequence).",
 	}
 	SameNameFirst = &rules.Rule{
-		ID: "PL006", Name: "create-before-destroy-same-name", Category: rules.CategoryConfig, Severity: rules.Blocker,
-		Summary: "A create-before-destroy replacement keeps the profile's name, which EKS refuses.",
+		ID: "PL006", Name: "name-reused-first", Category: rules.CategoryConfig, Severity: rules.Blocker,
+		Summary: "A profile is created under the name of one the change deletes, and may be created first, which EKS refuses.",
 		Doc: "EKS refuses a second profile with the name of an existing one (`ResourceInUseException: A Fargate Profile " +
-			"already exists with this name in this cluster.`), so creating the replacement first fails the apply.",
-		Remediation: "Give the replacement a new name (for example a suffix), or let Terraform destroy first and accept " +
-			"that the pods leave Fargate for a while (PL001).",
+			"already exists with this name in this cluster.`). A create-before-destroy replacement that keeps the name " +
+			"always creates first; a creation at another address (a renamed module key) that reuses the name of a " +
+			"profile the change deletes may run first, since Terraform orders independent resources as it likes. " +
+			"Either way the apply fails halfway.",
+		Remediation: "Give the new profile a new name, or follow the plan's safe sequence, which carries the pods over a " +
+			"temporary profile while the name is deleted and created again.",
+	}
+	UnknownAfterApply = &rules.Rule{
+		ID: "PL008", Name: "known-after-apply", Category: rules.CategoryConfig, Severity: rules.Info,
+		Summary: "A new profile's selectors are known only after apply: the plan leaves it out.",
+		Doc: "Terraform computes some profile attributes during apply (selectors from another resource's output, for " +
+			"example). Which pods such a profile selects cannot be known from the plan, so it takes no part in the " +
+			"simulation: findings about the pods it would take may be missing or too pessimistic.",
+		Remediation: "Make the selectors known at plan time (literal values or variables), or check again with the state " +
+			"after apply: `terraform show -json > state.json && fargatekit check --profiles state.json`.",
 	}
 )
 
 // Rules lists the plan's rules, for documentation.
-var Rules = []*rules.Rule{LeavesFargate, StaysOffFargate, MovesProfile, CoverageLost, CoverageGained, SameNameFirst, CoverageGap}
+var Rules = []*rules.Rule{LeavesFargate, StaysOffFargate, MovesProfile, CoverageLost, CoverageGained, SameNameFirst, CoverageGap, UnknownAfterApply}
 
 // Findings turns a simulation into findings. source names the change (the
 // plan file) for findings about profiles rather than workloads.
@@ -86,19 +98,23 @@ func Findings(in Input, r Result, source string) []rules.Finding {
 	}
 	for _, w := range r.Workloads {
 		switch {
+		case w.After.Where == Gone:
+			add(LeavesFargate, w.Ref, w.Source, "deleting profile %s deletes the pod, and no controller recreates a bare Pod%s", w.Before.Profile, pinned(w))
 		case w.Uncovered > 0:
-			step := r.Steps[w.Stopped[0]]
-			msg := fmt.Sprintf("deleting profile %s (operation %d of %d) stops the pods and they are recreated %s; no profile matches them for %d operation(s), about %s",
-				step.Profile, w.Stopped[0]+1, len(r.Steps), placedText(w.Moves[0]), w.Uncovered, minutes(w.UncoveredFor))
-			if w.RestartNeeded {
+			msg := fmt.Sprintf("deleting profile %s stops the pods and they are recreated %s; in the worst order no profile matches them for %d operation(s), about %s",
+				w.Before.Profile, placedText(w.Moves[0]), w.Uncovered, FormatDuration(w.UncoveredFor))
+			switch {
+			case w.RestartNeeded:
 				msg += fmt.Sprintf("; after the change they stay there although profile %s matches them, until restarted", w.Matched)
-			} else if w.Matched == "" {
+			case w.Ref.Kind == "CronJob" && w.Matched != "":
+				msg += fmt.Sprintf("; the next runs go to profile %s", w.Matched)
+			case w.Matched == "":
 				msg += "; no profile matches them after the change"
 			}
-			add(LeavesFargate, w.Ref, w.Source, "%s", msg)
+			add(LeavesFargate, w.Ref, w.Source, "%s%s", msg, pinned(w))
 		case len(w.Moves) > 0:
-			add(MovesProfile, w.Ref, w.Source, "deleting profile %s stops every pod at once (PodDisruptionBudgets are ignored); they are recreated on profile %s",
-				r.Steps[w.Stopped[0]].Profile, w.After.Profile)
+			add(MovesProfile, w.Ref, w.Source, "deleting profile %s stops every pod at once (PodDisruptionBudgets are ignored); they are recreated on profile %s%s",
+				w.Before.Profile, w.After.Profile, pinned(w))
 		case w.RestartNeeded:
 			add(StaysOffFargate, w.Ref, w.Source, "profile %s matches the pods after the change, but they stay %s until restarted", w.Matched, placedText(w.After))
 		}
@@ -117,14 +133,22 @@ func Findings(in Input, r Result, source string) []rules.Finding {
 			continue // the workload's own finding tells it
 		}
 		add(CoverageGap, profileRef(g.Profile), object.Source{File: source},
-			"selector %s loses Fargate from operation %d (delete %s) to operation %d (create %s), about %s: pods it placed are recreated off Fargate and stay there",
-			selectorText(g.Selector), g.From+1, r.Steps[g.From].Profile, g.To+1, r.Steps[g.To].Profile, minutes(g.For))
+			"in the worst order, selector %s has no ACTIVE profile for %d operation(s), about %s, from the deletion of %s: pods it placed are recreated off Fargate and stay there",
+			selectorText(g.Selector), g.To-g.From+1, FormatDuration(g.For), g.Profile)
 	}
-	for _, c := range in.Changes {
-		if c.CreateBeforeDestroy && c.Before != nil && c.After != nil && c.Before.Name == c.After.Name {
-			add(SameNameFirst, profileRef(c.After.Name), object.Source{File: source},
-				"%s replaces profile %s with create_before_destroy under the same name: EKS refuses the second profile", c.Address, c.After.Name)
+	for _, b := range r.Safe.Bridges {
+		switch {
+		case b.Replacement && b.New.CreateBeforeDestroy:
+			add(SameNameFirst, profileRef(b.Old.Name), object.Source{File: source},
+				"%s replaces profile %s with create_before_destroy under the same name: EKS refuses the second profile", b.New.Address, b.Old.Name)
+		case !b.Replacement:
+			add(SameNameFirst, profileRef(b.Old.Name), object.Source{File: source},
+				"%s creates profile %s, the name of a profile this change deletes: if the creation runs first, EKS refuses it", b.New.Address, b.Old.Name)
 		}
+	}
+	for _, c := range r.Unknown {
+		add(UnknownAfterApply, profileRef(nameOf(c.After)), object.Source{File: source},
+			"the selectors of %s are known only after apply: the profile is left out of the analysis", c.Address)
 	}
 	return out
 }
@@ -137,6 +161,15 @@ func placedBy(ws []WorkloadPlan, s Selector) bool {
 		}
 	}
 	return false
+}
+
+// pinned notes that the pod template asks for a profile the change deletes.
+func pinned(w WorkloadPlan) string {
+	if w.Pinned == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (the pod template asks for profile %s with the %s label, which the change deletes: what EKS then does is unconfirmed; fargatekit assumes it picks among the profiles that match)",
+		w.Pinned, fargate.ProfileLabel)
 }
 
 func placedText(p Placement) string {
@@ -156,8 +189,4 @@ func selectorText(s Selector) string {
 		b.WriteString(" labels=" + l)
 	}
 	return b.String()
-}
-
-func minutes(d time.Duration) string {
-	return fmt.Sprintf("%.0f min", d.Minutes())
 }

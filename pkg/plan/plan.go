@@ -29,6 +29,9 @@ type Change struct {
 	// CreateBeforeDestroy is true for a replacement whose new profile is
 	// created before the old one is deleted.
 	CreateBeforeDestroy bool
+	// Unknown is true when the new profile's selectors are known only after
+	// the change is applied: the profile is then left out of the analysis.
+	Unknown bool
 }
 
 // Durations are how long one serialized profile operation takes.
@@ -78,6 +81,8 @@ type Step struct {
 	Kind    Kind
 	Profile string
 	Address string
+	// Change is the index of the change in Input.Changes.
+	Change int
 	// Start and End are offsets from the start of the change.
 	Start, End time.Duration
 }
@@ -90,6 +95,8 @@ const (
 	OnFargate Where = "fargate"
 	OnEC2     Where = "ec2"
 	Pending   Where = "pending"
+	// Gone: a bare pod that was stopped; no controller recreates it.
+	Gone Where = "gone"
 )
 
 // Placement is where a workload's pods are at one moment.
@@ -102,8 +109,11 @@ func (p Placement) String() string {
 	if p.Where == OnFargate {
 		return "Fargate (profile " + p.Profile + ")"
 	}
-	if p.Where == OnEC2 {
+	switch p.Where {
+	case OnEC2:
 		return "EC2 nodes"
+	case Gone:
+		return "gone"
 	}
 	return "Pending"
 }
@@ -131,6 +141,9 @@ type WorkloadPlan struct {
 	// after the change although a profile now matches them: only recreating
 	// them (kubectl rollout restart) brings them to Fargate.
 	RestartNeeded bool
+	// Pinned names the profile the pod template asks for with the
+	// eks.amazonaws.com/fargate-profile label when the change deletes it.
+	Pinned string
 }
 
 // Selector is a profile selector, named by its profile.
@@ -151,6 +164,8 @@ type Result struct {
 	// Gaps are selectors of deleted profiles that some profile covers after
 	// the change but none covers for a while during it.
 	Gaps []Gap
+	// Unknown are the changes left out because their selectors are known only after apply.
+	Unknown []Change
 	// Safe is the sequence of operations that keeps pods on Fargate.
 	Safe SafeSequence
 }
@@ -167,19 +182,43 @@ type Gap struct {
 	For time.Duration
 }
 
-// SafeSequence is the two-phase change: create and wait, then delete.
+// SafeSequence is the change made so that pods stay on Fargate: create the
+// new profiles, wait until they are ACTIVE, move the pods, then delete the
+// old profiles.
 type SafeSequence struct {
-	// Create are the profiles to create first, in any order.
+	// Create are the new profiles to create first (their names are new).
 	Create []Change
-	// Renamed lists replacements whose new profile keeps the old name: EKS
-	// refuses a second profile of the same name, so the new one needs another
-	// name for the two to coexist.
-	Renamed []string
+	// Bridges are the new profiles that reuse the name of a profile the
+	// change deletes: EKS refuses a second profile of one name, so a
+	// temporary profile with the old selectors carries the pods while the
+	// name is deleted and created again.
+	Bridges []Bridge
+	// Move are the workloads that a new profile would take once phase 1 is
+	// done: restarting them then moves them at the pace of their rollout
+	// (deleting their profile stops them all at once, ignoring PodDisruptionBudgets).
+	Move []WorkloadPlan
 	// Delete are the profiles to delete once every created one is ACTIVE.
 	Delete []Change
-	// Restart are the workloads whose pods must be recreated afterwards.
+	// Restart are the workloads left off Fargate if the change runs as planned.
 	Restart []WorkloadPlan
+	// Duration is how long the safe sequence's profile operations take.
+	Duration time.Duration
 }
+
+// Bridge is a name deleted and created again.
+type Bridge struct {
+	// Old is the profile deleted; its selectors are the bridge's.
+	Old fargate.Profile
+	// New is the change that creates the profile again.
+	New Change
+	// Replacement is true when one change both deletes and creates it (a
+	// replacement in place), false when a deletion and a creation at
+	// another address share the name.
+	Replacement bool
+}
+
+// BridgeName is the name of the temporary profile of a bridge.
+func (b Bridge) BridgeName() string { return b.Old.Name + "-bridge" }
 
 // Analyze simulates the change in the worst order and returns what happens.
 func Analyze(in Input) Result {
@@ -188,19 +227,28 @@ func Analyze(in Input) Result {
 		d = DefaultDurations
 	}
 	var r Result
-	r.Steps = worstOrder(in.Changes, d)
+	var changes []Change
+	for _, c := range in.Changes {
+		if c.Unknown {
+			r.Unknown = append(r.Unknown, c)
+			continue
+		}
+		changes = append(changes, c)
+	}
+	never := func(*fargate.Profile) bool { return false }
+	r.Steps = timed(worstOrder(changes, never, never), d)
 	if n := len(r.Steps); n > 0 {
 		r.Duration = r.Steps[n-1].End
 	}
-	before := append(slices.Clone(in.Unchanged), profilesOf(in.Changes, func(c Change) *fargate.Profile { return c.Before })...)
-	after := append(slices.Clone(in.Unchanged), profilesOf(in.Changes, func(c Change) *fargate.Profile { return c.After })...)
+	before := append(slices.Clone(in.Unchanged), profilesOf(changes, func(c Change) *fargate.Profile { return c.Before })...)
+	after := append(slices.Clone(in.Unchanged), profilesOf(changes, func(c Change) *fargate.Profile { return c.After })...)
 	for _, w := range in.Workloads {
-		r.Workloads = append(r.Workloads, simulate(w, before, r.Steps, in, after))
+		r.Workloads = append(r.Workloads, simulate(w, in, changes, before, after, d))
 	}
-	r.CoverageLost = uncovered(profilesOf(in.Changes, func(c Change) *fargate.Profile { return c.Before }), after)
-	r.CoverageGained = uncovered(profilesOf(in.Changes, func(c Change) *fargate.Profile { return c.After }), before)
-	r.Gaps = gaps(before, r.Steps, in.Changes)
-	r.Safe = safe(in.Changes, r.Workloads)
+	r.CoverageLost = uncovered(profilesOf(changes, func(c Change) *fargate.Profile { return c.Before }), after)
+	r.CoverageGained = uncovered(profilesOf(changes, func(c Change) *fargate.Profile { return c.After }), before)
+	r.Gaps = gaps(in, changes, d)
+	r.Safe = safe(changes, before, r.Workloads, d)
 	return r
 }
 
@@ -214,28 +262,47 @@ func profilesOf(changes []Change, get func(Change) *fargate.Profile) []fargate.P
 	return out
 }
 
-// worstOrder lays the operations out one at a time in the order that keeps
-// pods off Fargate longest among those the tool may choose: every deletion
-// that need not wait for a creation first (plain deletions, and replacements
-// that destroy first), then each create-before-destroy replacement (its
-// creation, then its deletion), then every other creation. Within a group the
-// plan's order is kept.
-func worstOrder(changes []Change, d Durations) []Step {
-	var deletes, pairs, creates []Step
-	for _, c := range changes {
-		switch {
-		case c.Before != nil && c.After != nil && c.CreateBeforeDestroy:
-			pairs = append(pairs, Step{Kind: Create, Profile: c.After.Name, Address: c.Address}, Step{Kind: Delete, Profile: c.Before.Name, Address: c.Address})
-		default:
-			if c.Before != nil {
-				deletes = append(deletes, Step{Kind: Delete, Profile: c.Before.Name, Address: c.Address})
+// worstOrder lays the operations out one at a time in the worst order the
+// tool may choose for one workload or selector. Profile resources do not
+// depend on each other, so Terraform may apply them in any order; the order
+// that keeps the pods off Fargate longest deletes first (the profile that
+// placed them, first is true for it, before any other) and creates last what
+// would take them back (covers is true for it). A create-before-destroy
+// replacement keeps its creation before its deletion.
+func worstOrder(changes []Change, first, covers func(*fargate.Profile) bool) []Step {
+	var firstDel, dels, earlyPairs, latePairs, earlyCreates, lateCreates []Step
+	for i, c := range changes {
+		if c.Before != nil && c.After != nil && c.CreateBeforeDestroy {
+			pair := []Step{{Kind: Create, Profile: c.After.Name, Address: c.Address, Change: i}, {Kind: Delete, Profile: c.Before.Name, Address: c.Address, Change: i}}
+			if covers(c.After) {
+				latePairs = append(latePairs, pair...)
+			} else {
+				earlyPairs = append(earlyPairs, pair...)
 			}
-			if c.After != nil {
-				creates = append(creates, Step{Kind: Create, Profile: c.After.Name, Address: c.Address})
+			continue
+		}
+		if c.Before != nil {
+			del := Step{Kind: Delete, Profile: c.Before.Name, Address: c.Address, Change: i}
+			if first(c.Before) {
+				firstDel = append(firstDel, del)
+			} else {
+				dels = append(dels, del)
+			}
+		}
+		if c.After != nil {
+			create := Step{Kind: Create, Profile: c.After.Name, Address: c.Address, Change: i}
+			if covers(c.After) {
+				lateCreates = append(lateCreates, create)
+			} else {
+				earlyCreates = append(earlyCreates, create)
 			}
 		}
 	}
-	steps := slices.Concat(deletes, pairs, creates)
+	return slices.Concat(firstDel, dels, earlyPairs, earlyCreates, latePairs, lateCreates)
+}
+
+// timed sets the steps' start and end offsets.
+func timed(steps []Step, d Durations) []Step {
 	var t time.Duration
 	for i := range steps {
 		steps[i].Start = t
@@ -249,13 +316,53 @@ func worstOrder(changes []Change, d Durations) []Step {
 	return steps
 }
 
-// simulate replays the steps for one workload. A deletion stops the pods of
-// the profile being deleted (PodDisruptionBudgets are ignored) and their
-// controller recreates them at once: EKS's webhook then places them with the
-// profiles ACTIVE at that moment, or they go to EC2 nodes or stay Pending. A
-// creation moves nothing: a profile applies only to pods created after it is
-// ACTIVE.
-func simulate(w Workload, before []fargate.Profile, steps []Step, in Input, after []fargate.Profile) WorkloadPlan {
+// replay runs the steps on the profiles ACTIVE before the change and calls
+// fn after each with the profiles ACTIVE then and, for a deletion, the
+// profile deleted.
+func replay(in Input, changes []Change, steps []Step, fn func(i int, s Step, active []fargate.Profile, deleted *fargate.Profile)) {
+	type entry struct {
+		p      fargate.Profile
+		change int // -1: unchanged
+	}
+	var active []entry
+	for _, p := range in.Unchanged {
+		active = append(active, entry{p, -1})
+	}
+	for i, c := range changes {
+		if c.Before != nil {
+			active = append(active, entry{*c.Before, i})
+		}
+	}
+	profiles := func() []fargate.Profile {
+		out := make([]fargate.Profile, len(active))
+		for i, e := range active {
+			out[i] = e.p
+		}
+		return out
+	}
+	for i, s := range steps {
+		var deleted *fargate.Profile
+		c := changes[s.Change]
+		switch s.Kind {
+		case Delete:
+			if j := slices.IndexFunc(active, func(e entry) bool { return e.change == s.Change && e.p.Name == c.Before.Name }); j >= 0 {
+				deleted = &active[j].p
+				active = slices.Delete(slices.Clone(active), j, j+1)
+			}
+		case Create:
+			active = append(active, entry{*c.After, -2})
+		}
+		fn(i, s, profiles(), deleted)
+	}
+}
+
+// simulate replays the change for one workload, in its own worst order. A
+// deletion stops the pods of the profile being deleted (PodDisruptionBudgets
+// are ignored) and their controller recreates them at once: EKS's webhook
+// places them with the profiles ACTIVE at that moment, or they go to EC2
+// nodes or stay Pending. A creation moves nothing: a profile applies only to
+// pods created after it is ACTIVE.
+func simulate(w Workload, in Input, changes []Change, before, after []fargate.Profile, d Durations) WorkloadPlan {
 	wp := WorkloadPlan{Workload: w}
 	offFargate := Placement{Where: Pending}
 	if in.NodeGroups {
@@ -270,36 +377,29 @@ func simulate(w Workload, before []fargate.Profile, steps []Step, in Input, afte
 		}
 		return offFargate
 	}
-	active := slices.Clone(before)
-	wp.Before = place(active)
+	wp.Before = place(before)
+	matches := func(p *fargate.Profile) bool { return w.OffFargate == "" && p.Matches(w.Namespace, w.Labels) }
+	placedBy := func(p *fargate.Profile) bool { return wp.Before.Where == OnFargate && p.Name == wp.Before.Profile }
+	steps := timed(worstOrder(changes, placedBy, matches), d)
 	cur := wp.Before
 	lostAt := -1
-	for i, s := range steps {
-		switch s.Kind {
-		case Delete:
-			// The oldest profile of that name: a replacement created first
-			// under the same name (which EKS refuses, PL006) is not the one deleted.
-			if i := slices.IndexFunc(active, func(p fargate.Profile) bool { return p.Name == s.Profile }); i >= 0 {
-				active = slices.Delete(active, i, i+1)
+	replay(in, changes, steps, func(i int, s Step, active []fargate.Profile, deleted *fargate.Profile) {
+		switch {
+		case s.Kind == Delete && deleted != nil && cur.Where == OnFargate && cur.Profile == deleted.Name:
+			cur = place(active)
+			if w.Ref.Kind == "Pod" {
+				cur = Placement{Where: Gone} // nothing recreates a bare pod
 			}
-			if cur.Where == OnFargate && cur.Profile == s.Profile {
-				cur = place(active)
-				wp.Stopped = append(wp.Stopped, i)
-				wp.Moves = append(wp.Moves, cur)
-				if cur.Where != OnFargate && lostAt < 0 {
-					lostAt = i
-				}
+			wp.Stopped = append(wp.Stopped, i)
+			wp.Moves = append(wp.Moves, cur)
+			if cur.Where != OnFargate && lostAt < 0 {
+				lostAt = i
 			}
-		case Create:
-			if p := profileNamed(in.Changes, s.Profile); p != nil {
-				active = append(active, *p)
-			}
-			if lostAt >= 0 && wp.Uncovered == 0 && place(active).Where == OnFargate {
-				wp.Uncovered = i - lostAt + 1
-				wp.UncoveredFor = s.End - steps[lostAt].Start
-			}
+		case s.Kind == Create && lostAt >= 0 && wp.Uncovered == 0 && cur.Where != Gone && place(active).Where == OnFargate:
+			wp.Uncovered = i - lostAt + 1
+			wp.UncoveredFor = s.End - steps[lostAt].Start
 		}
-	}
+	})
 	if lostAt >= 0 && wp.Uncovered == 0 {
 		wp.Uncovered = len(steps) - lostAt
 		wp.UncoveredFor = steps[len(steps)-1].End - steps[lostAt].Start
@@ -308,53 +408,42 @@ func simulate(w Workload, before []fargate.Profile, steps []Step, in Input, afte
 	if m := place(after); m.Where == OnFargate {
 		wp.Matched = m.Profile
 	}
-	wp.RestartNeeded = wp.After.Where != OnFargate && wp.Matched != ""
+	// A CronJob's next runs are placed anew; a bare pod is gone.
+	wp.RestartNeeded = wp.After.Where != OnFargate && wp.After.Where != Gone && wp.Matched != "" && w.Ref.Kind != "CronJob"
+	if pin := w.Labels[fargate.ProfileLabel]; pin != "" && slices.ContainsFunc(changes, func(c Change) bool {
+		return c.Before != nil && c.Before.Name == pin && (c.After == nil || c.After.Name != pin)
+	}) {
+		wp.Pinned = pin
+	}
 	return wp
 }
 
-func profileNamed(changes []Change, name string) *fargate.Profile {
-	for _, c := range changes {
-		if c.After != nil && c.After.Name == name {
-			return c.After
-		}
-	}
-	return nil
-}
-
-// gaps replays the steps on the selectors of each deleted profile: a
-// selector that no ACTIVE profile covers once its profile is deleted, and
-// that a later creation covers again, has a gap. (One covered by nothing
-// after the change is coverage lost, not a gap.)
-func gaps(before []fargate.Profile, steps []Step, changes []Change) []Gap {
+// gaps replays, for each selector of each deleted profile, its own worst
+// order: a selector that no ACTIVE profile covers once its profile is
+// deleted, and that a later creation covers again, has a gap. (One covered by
+// nothing after the change is coverage lost, not a gap.)
+func gaps(in Input, changes []Change, d Durations) []Gap {
 	var out []Gap
-	active := slices.Clone(before)
-	var open []Gap
-	for i, s := range steps {
-		switch s.Kind {
-		case Delete:
-			j := slices.IndexFunc(active, func(p fargate.Profile) bool { return p.Name == s.Profile })
-			if j < 0 {
-				continue
-			}
-			gone := active[j]
-			active = slices.Delete(active, j, j+1)
-			for _, sel := range gone.Selectors {
-				if !coveredBy(sel, active) {
-					open = append(open, Gap{Selector: Selector{Profile: gone.Name, Selector: sel}, From: i})
+	for _, c := range changes {
+		if c.Before == nil {
+			continue
+		}
+		for _, sel := range c.Before.Selectors {
+			covers := func(p *fargate.Profile) bool { return coveredBy(sel, []fargate.Profile{*p}) }
+			own := func(p *fargate.Profile) bool { return p.Name == c.Before.Name }
+			steps := timed(worstOrder(changes, own, covers), d)
+			g := Gap{Selector: Selector{Profile: c.Before.Name, Selector: sel}, From: -1}
+			replay(in, changes, steps, func(i int, s Step, active []fargate.Profile, deleted *fargate.Profile) {
+				switch {
+				case s.Kind == Delete && deleted != nil && deleted.Name == c.Before.Name && g.From < 0 && !coveredBy(sel, active):
+					g.From = i
+				case s.Kind == Create && g.From >= 0 && g.To == 0 && coveredBy(sel, active):
+					g.To, g.For = i, s.End-steps[g.From].Start
 				}
-			}
-		case Create:
-			if p := profileNamed(changes, s.Profile); p != nil {
-				active = append(active, *p)
-			}
-			open = slices.DeleteFunc(open, func(g Gap) bool {
-				if !coveredBy(g.Selector.Selector, active) {
-					return false
-				}
-				g.To, g.For = i, s.End-steps[g.From].Start
-				out = append(out, g)
-				return true
 			})
+			if g.From >= 0 && g.To > 0 {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
@@ -374,19 +463,19 @@ func uncovered(from, by []fargate.Profile) []Selector {
 }
 
 // coveredBy reports whether some selector of the profiles selects every pod s
-// selects: its namespace pattern matches s's namespace (as text, so a
-// wildcard covers the same wildcard), and each of its labels is one of s's.
+// selects: its namespace pattern includes s's, and each of its labels is
+// included in one of s's.
 func coveredBy(s fargate.Selector, by []fargate.Profile) bool {
 	for _, p := range by {
 		for _, t := range p.Selectors {
-			if !fargate.Wildcard(t.Namespace, s.Namespace) {
+			if !includes(t.Namespace, s.Namespace) {
 				continue
 			}
 			ok := true
 			for k, v := range t.Labels {
 				found := false
 				for sk, sv := range s.Labels {
-					found = found || (fargate.Wildcard(k, sk) && fargate.Wildcard(v, sv))
+					found = found || (includes(k, sk) && includes(v, sv))
 				}
 				ok = ok && found
 			}
@@ -398,28 +487,97 @@ func coveredBy(s fargate.Selector, by []fargate.Profile) bool {
 	return false
 }
 
-// safe returns the two-phase sequence: create every new profile first (under
-// a new name where a replacement keeps the old one), wait until they are
-// ACTIVE, then delete the old ones; and restart what already moved.
-func safe(changes []Change, workloads []WorkloadPlan) SafeSequence {
-	var s SafeSequence
-	for _, c := range changes {
-		if c.After != nil {
-			s.Create = append(s.Create, c)
-			if c.Before != nil && c.Before.Name == c.After.Name {
-				s.Renamed = append(s.Renamed, c.After.Name)
-			}
+// includes reports whether pattern t matches every string pattern s matches,
+// both in EKS's wildcards (* any run, ? one character): a * of s can only be
+// covered by a * of t, a ? of s by a ? or * of t, a literal by itself or a
+// wildcard. For a literal s it is fargate.Wildcard(t, s).
+func includes(t, s string) bool {
+	tr, sr := []rune(t), []rune(s)
+	memo := map[[2]int]bool{}
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
 		}
+		var v bool
+		switch {
+		case i == len(tr):
+			v = j == len(sr)
+		case tr[i] == '*':
+			v = match(i+1, j) || (j < len(sr) && match(i, j+1))
+		case j == len(sr) || sr[j] == '*':
+			v = false
+		case tr[i] == '?':
+			v = match(i+1, j+1)
+		default:
+			v = sr[j] == tr[i] && match(i+1, j+1)
+		}
+		memo[key] = v
+		return v
+	}
+	return match(0, 0)
+}
+
+// safe returns the sequence that keeps pods on Fargate: create the new
+// profiles (bridging the replacements that keep a name), wait until they are
+// ACTIVE, move the pods a new profile takes, then delete the old profiles.
+func safe(changes []Change, before []fargate.Profile, workloads []WorkloadPlan, d Durations) SafeSequence {
+	var s SafeSequence
+	deletedByName := map[string]*fargate.Profile{}
+	for _, c := range changes {
 		if c.Before != nil {
+			deletedByName[c.Before.Name] = c.Before
+		}
+	}
+	var created []fargate.Profile
+	for _, c := range changes {
+		inPlace := c.Before != nil && c.After != nil && c.Before.Name == c.After.Name
+		switch old := deletedByName[nameOf(c.After)]; {
+		case c.After == nil:
+		case old != nil:
+			s.Bridges = append(s.Bridges, Bridge{Old: *old, New: c, Replacement: inPlace})
+		default:
+			s.Create = append(s.Create, c)
+			created = append(created, *c.After)
+		}
+		if c.Before != nil && !inPlace {
 			s.Delete = append(s.Delete, c)
 		}
 	}
+	both := append(slices.Clone(before), created...)
 	for _, w := range workloads {
-		if w.RestartNeeded || (w.Before.Where != OnFargate && w.Matched != "") {
+		if w.Before.Where != OnFargate || deletedByName[w.Before.Profile] == nil || w.OffFargate != "" {
+			continue
+		}
+		if c := fargate.Choose(both, w.Namespace, w.Labels); c.Profile != nil && slices.ContainsFunc(created, func(p fargate.Profile) bool { return p.Name == c.Profile.Name }) {
+			s.Move = append(s.Move, w)
+		}
+	}
+	for _, w := range workloads {
+		if w.RestartNeeded {
 			s.Restart = append(s.Restart, w)
 		}
 	}
+	// Each bridge creates the temporary profile and the profile again and
+	// deletes the temporary one; an in-place replacement deletes the old one too.
+	creates, deletes := len(s.Create), len(s.Delete)
+	for _, b := range s.Bridges {
+		creates += 2
+		deletes++
+		if b.Replacement {
+			deletes++
+		}
+	}
+	s.Duration = time.Duration(creates)*d.Create + time.Duration(deletes)*d.Delete
 	return s
+}
+
+func nameOf(p *fargate.Profile) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
 }
 
 // RestartCommand is the command that recreates a workload's pods so that
@@ -428,13 +586,14 @@ func RestartCommand(w Workload) string {
 	ns := cmp.Or(w.Ref.Namespace, w.Namespace)
 	switch w.Ref.Kind {
 	case "Deployment", "StatefulSet", "DaemonSet":
-		return fmt.Sprintf("kubectl rollout restart -n %s %s/%s", ns, strings.ToLower(w.Ref.Kind), w.Ref.Name)
+		return fmt.Sprintf("kubectl rollout restart -n %s %s/%s && kubectl rollout status -n %s %s/%s",
+			ns, strings.ToLower(w.Ref.Kind), w.Ref.Name, ns, strings.ToLower(w.Ref.Kind), w.Ref.Name)
 	case "Rollout":
-		return fmt.Sprintf("kubectl argo rollouts restart -n %s %s", ns, w.Ref.Name)
+		return fmt.Sprintf("kubectl argo rollouts restart -n %s %s && kubectl argo rollouts status -n %s %s", ns, w.Ref.Name, ns, w.Ref.Name)
 	case "Pod":
-		return fmt.Sprintf("kubectl delete pod -n %s %s  # then create it again", ns, w.Ref.Name)
+		return fmt.Sprintf("# Pod %s/%s: delete it and create it again", ns, w.Ref.Name)
 	case "Job", "CronJob":
-		return fmt.Sprintf("# %s/%s: pods of runs already started keep their placement; the next runs go to Fargate", w.Ref.Kind, w.Ref.Name)
+		return fmt.Sprintf("# %s %s/%s: pods of runs already started keep their placement; new runs are placed anew", w.Ref.Kind, ns, w.Ref.Name)
 	}
 	return fmt.Sprintf("kubectl delete pods -n %s -l %s  # %s/%s recreates them", ns, selectorString(w.Labels), w.Ref.Kind, w.Ref.Name)
 }
@@ -450,4 +609,12 @@ func selectorString(labels map[string]string) string {
 		parts[i] = k + "=" + labels[k]
 	}
 	return strings.Join(parts, ",")
+}
+
+// FormatDuration writes a duration in minutes: "23m", or "2m30s".
+func FormatDuration(d time.Duration) string {
+	if s := int(d.Seconds()) % 60; s != 0 {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), s)
+	}
+	return fmt.Sprintf("%dm", int(d.Minutes()))
 }

@@ -69,10 +69,11 @@ func TestAnalyze(t *testing.T) {
 			in:        Input{Changes: incident, Workloads: four, NodeGroups: true},
 			wantSteps: []string{"delete orders", "delete payments", "delete catalog", "delete shipping", "create apps"},
 			want: map[string]outcome{
+				// In each workload's worst order its profile goes first and apps comes last.
 				"orders":   {fg("orders"), ec2, []Placement{ec2}, 5, "apps", true},
-				"payments": {fg("payments"), ec2, []Placement{ec2}, 4, "apps", true},
-				"catalog":  {fg("catalog"), ec2, []Placement{ec2}, 3, "apps", true},
-				"shipping": {fg("shipping"), ec2, []Placement{ec2}, 2, "apps", true},
+				"payments": {fg("payments"), ec2, []Placement{ec2}, 5, "apps", true},
+				"catalog":  {fg("catalog"), ec2, []Placement{ec2}, 5, "apps", true},
+				"shipping": {fg("shipping"), ec2, []Placement{ec2}, 5, "apps", true},
 			},
 			wantGained: 0,
 		},
@@ -173,16 +174,17 @@ func TestTimingAndSafeSequence(t *testing.T) {
 	for _, c := range r.Safe.Delete {
 		deletes = append(deletes, c.Before.Name)
 	}
-	if diff := cmp.Diff([]string{"b", "n"}, creates); diff != "" {
+	// b is replaced in place: it is bridged, not created and deleted.
+	if diff := cmp.Diff([]string{"n"}, creates); diff != "" {
 		t.Errorf("safe creates (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, deletes); diff != "" {
+	if diff := cmp.Diff([]string{"a"}, deletes); diff != "" {
 		t.Errorf("safe deletes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"b"}, r.Safe.Renamed); diff != "" {
-		t.Errorf("renamed (-want +got):\n%s", diff)
+	if len(r.Safe.Bridges) != 1 || r.Safe.Bridges[0].Old.Name != "b" || !r.Safe.Bridges[0].Replacement || r.Safe.Bridges[0].BridgeName() != "b-bridge" {
+		t.Errorf("bridges = %+v", r.Safe.Bridges)
 	}
-	if len(r.Safe.Restart) != 1 || RestartCommand(r.Safe.Restart[0].Workload) != "kubectl rollout restart -n a deployment/a" {
+	if len(r.Safe.Restart) != 1 || RestartCommand(r.Safe.Restart[0].Workload) != "kubectl rollout restart -n a deployment/a && kubectl rollout status -n a deployment/a" {
 		t.Errorf("restart = %+v", r.Safe.Restart)
 	}
 }
@@ -262,7 +264,8 @@ func TestGaps(t *testing.T) {
 	for _, g := range r.Gaps {
 		got = append(got, gap{g.Selector.Selector.Namespace, g.From, g.To, g.For})
 	}
-	want := []gap{{"orders", 0, 2, 5 * time.Minute}, {"payments", 1, 2, 3 * time.Minute}}
+	// Each selector in its own worst order: its profile deleted first, apps created last.
+	want := []gap{{"orders", 0, 2, 5 * time.Minute}, {"payments", 0, 2, 5 * time.Minute}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("gaps (-want +got):\n%s", diff)
 	}
@@ -277,5 +280,70 @@ func TestGaps(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"PL007 orders", "PL007 payments"}, ids); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func TestIncludes(t *testing.T) {
+	for _, tc := range []struct {
+		t, s string
+		want bool
+	}{
+		{"team-*", "team-a", true},
+		{"team-*", "team-*", true},
+		{"team-?", "team-*", false}, // ? covers one character, not any run
+		{"team-?", "team-?", true},
+		{"*", "team-?", true},
+		{"team-a", "team-?", false},
+		{"t*-*", "team-*", true},
+		{"team-*", "t*", false},
+	} {
+		if got := includes(tc.t, tc.s); got != tc.want {
+			t.Errorf("includes(%q, %q) = %v, want %v", tc.t, tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestWorstOrderPerWorkload: a create-before-destroy pair that takes the pods
+// comes after the other creations in the workload's worst order.
+func TestWorstOrderPerWorkload(t *testing.T) {
+	r := Analyze(Input{
+		Changes: []Change{
+			{Address: "a", Before: profile("a", "x")},
+			{Address: "b", After: profile("b", "y")},
+			{Address: "c", Before: profile("c", "z"), After: profile("c2", "z", "x"), CreateBeforeDestroy: true},
+		},
+		Workloads:  []Workload{workload("x", "app", nil)},
+		NodeGroups: true,
+	})
+	if w := r.Workloads[0]; w.Uncovered != 3 {
+		t.Errorf("uncovered for %d operations, want 3 (delete a, create b, then create c2)", w.Uncovered)
+	}
+}
+
+func TestBareAndScheduledKinds(t *testing.T) {
+	pod := workload("web", "solo", nil)
+	pod.Ref.Kind = "Pod"
+	cron := workload("web", "nightly", nil)
+	cron.Ref.Kind = "CronJob"
+	r := Analyze(Input{
+		Changes:    []Change{{Address: "web", Before: profile("web", "web")}, {Address: "new", After: profile("new", "web")}},
+		Workloads:  []Workload{pod, cron},
+		NodeGroups: true,
+	})
+	if w := r.Workloads[0]; w.After.Where != Gone || w.RestartNeeded {
+		t.Errorf("bare pod: %+v", w)
+	}
+	if w := r.Workloads[1]; w.RestartNeeded || w.Matched != "new" {
+		t.Errorf("CronJob: %+v", w)
+	}
+}
+
+func TestUnknownLeftOut(t *testing.T) {
+	r := Analyze(Input{Changes: []Change{{Address: "j", After: &fargate.Profile{Name: "jobs"}, Unknown: true}}})
+	if len(r.Steps) != 0 || len(r.Unknown) != 1 {
+		t.Errorf("steps %v unknown %v", r.Steps, r.Unknown)
+	}
+	if ids := Findings(Input{}, r, "p.json"); len(ids) != 1 || ids[0].Rule.ID != "PL008" {
+		t.Errorf("findings %+v", ids)
 	}
 }

@@ -5,7 +5,9 @@ package plan
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -124,6 +126,9 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 		return fmt.Errorf("--node-groups must be yes, no or auto, not %q", f.nodeGroups)
 	}
 	ch.cluster = cmp.Or(f.cluster, ch.cluster, "CLUSTER")
+	if f.durations.Create <= 0 || f.durations.Delete <= 0 {
+		return fmt.Errorf("--create-duration and --delete-duration must be positive")
+	}
 
 	rep := &report.Report{Version: cmd.Root().Version, Rules: plan.Rules, Target: eks.DefaultTarget(time.Now())}
 	workloads := loadWorkloads(s, f, paths, rep, rep.Target)
@@ -152,14 +157,28 @@ func readChange(f *flagpole) (*change, error) {
 		}
 		tp, err := profiles.ParseTerraform(f.terraform, data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.terraform, err)
+			return nil, err // names the file
 		}
-		ch := &change{source: f.terraform, nodeGroups: len(tp.NodeGroups) > 0, terraform: true}
+		clusters := map[string]bool{}
 		for _, c := range tp.Changes {
+			if c.Cluster != "" {
+				clusters[c.Cluster] = true
+			}
+		}
+		if len(clusters) > 1 && f.cluster == "" {
+			return nil, fmt.Errorf("%s changes the Fargate profiles of several clusters (%s): choose one with --cluster, since each cluster runs its own profile operations",
+				f.terraform, strings.Join(slices.Sorted(maps.Keys(clusters)), ", "))
+		}
+		ch := &change{source: f.terraform, nodeGroups: tp.EC2Capacity(cmp.Or(f.cluster, tp.Cluster())), terraform: true}
+		for _, c := range tp.Changes {
+			if f.cluster != "" && c.Cluster != "" && c.Cluster != f.cluster {
+				continue
+			}
 			ch.cluster = cmp.Or(ch.cluster, c.Cluster)
 			switch c.Action {
 			case profiles.ActionCreate, profiles.ActionDelete, profiles.ActionReplace:
-				ch.changes = append(ch.changes, plan.Change{Address: c.Address, Before: c.Before, After: c.After, CreateBeforeDestroy: c.CreateBeforeDestroy})
+				ch.changes = append(ch.changes, plan.Change{Address: c.Address, Before: c.Before, After: c.After,
+					CreateBeforeDestroy: c.CreateBeforeDestroy, Unknown: slices.Contains(c.Unknown, "selector") || slices.Contains(c.Unknown, "fargate_profile_name")})
 			default: // no-op, update (tags only)
 				if p := cmp.Or(c.After, c.Before); p != nil {
 					ch.unchanged = append(ch.unchanged, *p)
@@ -168,11 +187,11 @@ func readChange(f *flagpole) (*change, error) {
 		}
 		return ch, nil
 	case f.oldConfig != "" && f.newConfig != "":
-		before, err := profiles.ReadFile(f.oldConfig)
+		before, err := readConfig(f.oldConfig)
 		if err != nil {
 			return nil, err
 		}
-		after, err := profiles.ReadFile(f.newConfig)
+		after, err := readConfig(f.newConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -184,6 +203,20 @@ func readChange(f *flagpole) (*change, error) {
 		return ch, nil
 	}
 	return nil, fmt.Errorf("give the change: --terraform PLAN.json, or --old OLD --new NEW (see fargatekit plan --help)")
+}
+
+// readConfig reads an eksctl ClusterConfig for --old or --new. Only eksctl's
+// semantics (delete first, one profile at a time) are modelled for two
+// configs: other formats have their own (CloudFormation creates first).
+func readConfig(path string) (profiles.Set, error) {
+	set, err := profiles.ReadFile(path)
+	if err != nil {
+		return set, fmt.Errorf("%s: %w", path, err)
+	}
+	if set.Format != profiles.FormatEksctl {
+		return set, fmt.Errorf("%s: --old and --new compare eksctl ClusterConfigs, not %s; for Terraform, give the plan with --terraform", path, set.Format)
+	}
+	return set, nil
 }
 
 // diff compares two sets of profiles by name. A profile whose definition
@@ -215,13 +248,34 @@ func diff(before, after []fargate.Profile) *change {
 	return ch
 }
 
+// sameProfile compares what EKS would compare: selectors (in any order, no
+// labels and empty labels alike), subnets (in any order) and the pod
+// execution role. Any difference means replacing the profile.
 func sameProfile(a, b fargate.Profile) bool {
 	norm := func(p fargate.Profile) fargate.Profile {
 		p.Subnets = slices.Sorted(slices.Values(p.Subnets))
 		p.Status = ""
+		sels := slices.Clone(p.Selectors)
+		for i := range sels {
+			if len(sels[i].Labels) == 0 {
+				sels[i].Labels = nil
+			}
+		}
+		slices.SortFunc(sels, func(x, y fargate.Selector) int { return cmp.Compare(selectorKey(x), selectorKey(y)) })
+		p.Selectors = sels
 		return p
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+func selectorKey(s fargate.Selector) string {
+	keys := slices.Sorted(maps.Keys(s.Labels))
+	var b strings.Builder
+	b.WriteString(s.Namespace)
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "=" + s.Labels[k])
+	}
+	return b.String()
 }
 
 // loadWorkloads reads the manifests and keeps what the simulation needs.
@@ -241,57 +295,114 @@ func loadWorkloads(s streams.Streams, f *flagpole, paths []string, rep *report.R
 	return out
 }
 
-// sequence writes the safe two-phase sequence as commands.
+// sequence writes the safe sequence as commands and comments, for the tool
+// that makes the change.
 func sequence(ch *change, r plan.Result) []string {
 	safe := r.Safe
-	if len(safe.Create) == 0 && len(safe.Delete) == 0 {
+	if len(safe.Create)+len(safe.Bridges)+len(safe.Delete) == 0 {
 		return nil
 	}
 	var out []string
-	if len(safe.Create) > 0 {
-		out = append(out, "# Phase 1: create the new profiles, and remove nothing yet")
-		for _, name := range safe.Renamed {
-			out = append(out, fmt.Sprintf("#   %s keeps its name: give the new version another name (e.g. %s-2), since EKS refuses two profiles of one name", name, name))
-		}
-		if ch.terraform {
-			var targets []string
-			for _, c := range safe.Create {
-				if c.Before == nil {
-					targets = append(targets, fmt.Sprintf("-target='%s'", c.Address))
-				}
-			}
-			if len(targets) > 0 {
-				out = append(out, "terraform apply "+strings.Join(targets, " "))
-			}
-			if len(targets) < len(safe.Create) {
-				out = append(out, "#   a replacement cannot be split with -target: add its new version as a new resource (another key or name), apply it, and remove the old one in phase 2")
-			}
-		} else {
-			out = append(out, fmt.Sprintf("eksctl create fargateprofile -f %s   # creates the profiles of the file that do not exist yet", ch.newConfig))
-		}
+	add := func(lines ...string) { out = append(out, lines...) }
+	wait := func(name string) string {
+		return fmt.Sprintf("aws eks wait fargate-profile-active --cluster-name %s --fargate-profile-name %s", ch.cluster, name)
+	}
+	if len(safe.Create)+len(safe.Bridges) > 0 {
+		add("# Phase 1: create the new profiles, and remove nothing yet")
+	}
+	var waits []string
+	if ch.terraform {
+		var targets []string
 		for _, c := range safe.Create {
-			out = append(out, fmt.Sprintf("aws eks wait fargate-profile-active --cluster-name %s --fargate-profile-name %s", ch.cluster, c.After.Name))
-		}
-	}
-	if len(safe.Delete) > 0 && len(safe.Create) == 0 {
-		out = append(out, "# Nothing replaces the deleted profiles: the pods they placed leave Fargate for good (PL001, PL004)")
-	} else if len(safe.Delete) > 0 {
-		out = append(out, "# Phase 2: once every new profile is ACTIVE, remove the old ones")
-	}
-	if len(safe.Delete) > 0 {
-		if ch.terraform {
-			out = append(out, "terraform apply")
-		} else {
-			for _, c := range safe.Delete {
-				out = append(out, fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", ch.cluster, c.Before.Name))
+			if c.Before == nil {
+				targets = append(targets, fmt.Sprintf("-target='%s'", c.Address))
+				waits = append(waits, wait(c.After.Name))
+			} else {
+				add(fmt.Sprintf("#   %s replaces %s by %s at one address, which -target cannot split: add %s as a new resource (another key or name), apply it here, and remove %s in phase 2",
+					c.Address, c.Before.Name, c.After.Name, c.After.Name, c.Before.Name))
 			}
 		}
+		if len(targets) > 0 {
+			add("terraform apply " + strings.Join(targets, " "))
+		}
+	} else if len(safe.Create) > 0 {
+		add(fmt.Sprintf("eksctl create fargateprofile -f %s   # creates the profiles of the file that do not exist yet", ch.newConfig))
+		for _, c := range safe.Create {
+			waits = append(waits, wait(c.After.Name))
+		}
+	}
+	add(waits...)
+	for _, b := range safe.Bridges {
+		add(fmt.Sprintf("# %s is deleted and created again under its name: the temporary profile %s, with its old selectors, carries its pods meanwhile",
+			b.Old.Name, b.BridgeName()))
+		if b.New.CreateBeforeDestroy {
+			add(fmt.Sprintf("#   first set create_before_destroy = false for %s: EKS refuses the new %s while the old one exists (PL006)", b.New.Address, b.Old.Name))
+		}
+		add(createCommand(ch.cluster, b.BridgeName(), b.Old), wait(b.BridgeName()))
+	}
+	if len(safe.Move) > 0 {
+		add("# Move the pods to the new profiles now, at the pace of their rollout (phase 2 would stop them all at once, ignoring PodDisruptionBudgets)")
+		for _, w := range safe.Move {
+			add(plan.RestartCommand(w.Workload))
+		}
+	}
+	switch {
+	case len(safe.Create)+len(safe.Bridges) == 0 && len(r.CoverageLost) > 0:
+		add("# Nothing replaces the deleted profiles: the pods they placed leave Fargate for good (PL001, PL004)")
+	case len(safe.Create)+len(safe.Bridges) == 0:
+		add("# The remaining profiles cover what the deleted ones selected; deleting a profile stops its pods at once (PodDisruptionBudgets are ignored)")
+	default:
+		add("# Phase 2: once every new profile is ACTIVE, make the rest of the change")
+	}
+	if ch.terraform {
+		add("terraform apply")
+	} else {
+		for _, c := range safe.Delete {
+			add(fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", ch.cluster, c.Before.Name))
+		}
+		for _, b := range safe.Bridges {
+			add(fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", ch.cluster, b.Old.Name))
+		}
+		if len(safe.Bridges) > 0 {
+			add(fmt.Sprintf("eksctl create fargateprofile -f %s", ch.newConfig))
+		}
+	}
+	for _, b := range safe.Bridges {
+		add(wait(b.New.After.Name),
+			fmt.Sprintf("# %s sorts before %s, so it takes the restarted pods; then the temporary profile goes", b.New.After.Name, b.BridgeName()))
+		for _, w := range r.Workloads {
+			if w.Before.Where == plan.OnFargate && w.Before.Profile == b.Old.Name {
+				add(plan.RestartCommand(w.Workload))
+			}
+		}
+		add(fmt.Sprintf("aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()),
+			fmt.Sprintf("aws eks wait fargate-profile-deleted --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()))
 	}
 	if len(safe.Restart) > 0 {
-		out = append(out, "# Then recreate the pods that run off Fargate although a profile matches them, so that EKS places them again")
+		add("# If the change already ran as planned: recreate the pods left off Fargate, so that EKS places them again")
 		for _, w := range safe.Restart {
-			out = append(out, plan.RestartCommand(w.Workload))
+			add(plan.RestartCommand(w.Workload))
 		}
 	}
 	return out
+}
+
+// createCommand is the AWS CLI call that creates a profile with p's
+// selectors, subnets and pod execution role.
+func createCommand(cluster, name string, p fargate.Profile) string {
+	type selector struct {
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels,omitempty"`
+	}
+	sels := make([]selector, len(p.Selectors))
+	for i, s := range p.Selectors {
+		sels[i] = selector{s.Namespace, s.Labels}
+	}
+	js, _ := json.Marshal(sels)
+	cmd := fmt.Sprintf("aws eks create-fargate-profile --cluster-name %s --fargate-profile-name %s --pod-execution-role-arn %s --selectors '%s'",
+		cluster, name, cmp.Or(p.PodExecutionRoleARN, "<the pod execution role of "+p.Name+">"), js)
+	if len(p.Subnets) > 0 {
+		cmd += " --subnets " + strings.Join(p.Subnets, " ")
+	}
+	return cmd
 }

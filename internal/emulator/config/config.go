@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -330,17 +331,10 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func validName(s string) bool {
-	if s == "" || len(s) > 100 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
+// clusterName is what EKS accepts as a cluster name.
+var clusterName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,99}$`)
+
+func validName(s string) bool { return clusterName.MatchString(s) }
 
 // InstanceType is what a node of an EC2 instance type offers pods.
 type InstanceType struct {

@@ -100,31 +100,31 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return nil
 	}
 	if reason := Rejection(pod, s.AllowedCapabilities); reason != "" {
-		return s.event(ctx, pod, "FailedScheduling", reason)
+		return s.event(ctx, pod, reason)
 	}
 	profile := s.profile(pod)
 	if profile == nil {
-		return s.event(ctx, pod, "FailedScheduling", "Pod not supported on Fargate: no ACTIVE Fargate profile "+pod.Labels[fargate.ProfileLabel])
+		return s.event(ctx, pod, "Pod not supported on Fargate: no ACTIVE Fargate profile "+pod.Labels[fargate.ProfileLabel])
 	}
 	subnet := profile.Subnets[s.Rand.IntN(len(profile.Subnets))]
 	az, ok := s.Config.SubnetAZ(subnet)
 	if !ok {
-		return s.event(ctx, pod, "FailedScheduling", "Fargate is not supported in the requested subnet: "+subnet)
+		return s.event(ctx, pod, "Fargate is not supported in the requested subnet: "+subnet)
 	}
 	size := fargate.SizePod(&pod.Spec)
 	if !size.Fits {
-		return s.event(ctx, pod, "FailedScheduling", "Pod not supported on Fargate: resources exceed the largest Fargate size (16 vCPU, 120 GB)")
+		return s.event(ctx, pod, "Pod not supported on Fargate: resources exceed the largest Fargate size (16 vCPU, 120 GB)")
 	}
 	ip, err := s.address(s.Config.VPC.Subnets.Private[az].CIDR)
 	if err != nil {
-		return s.event(ctx, pod, "FailedScheduling", err.Error())
+		return s.event(ctx, pod, err.Error())
 	}
 	node := s.node(ip, az, size)
 	if _, err := s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		s.release(ip)
 		if apierrors.IsAlreadyExists(err) {
 			// With VPC DNS hostnames off every node is fargate-null: one pod only.
-			return s.event(ctx, pod, "FailedScheduling", fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", node.Name))
+			return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", node.Name))
 		}
 		return fmt.Errorf("creating node %s: %w", node.Name, err)
 	}
@@ -247,13 +247,14 @@ func (s *Scheduler) releaseNode(ctx context.Context, name string) {
 	}
 }
 
-// event records a Warning event from fargate-scheduler on the pod, which stays Pending.
-func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, reason, message string) error {
+// event records a FailedScheduling Warning event from fargate-scheduler on
+// the pod, which stays Pending.
+func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) error {
 	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
-		Reason:         reason,
+		Reason:         "FailedScheduling",
 		Message:        message,
 		Type:           corev1.EventTypeWarning,
 		Source:         corev1.EventSource{Component: SchedulerName},
