@@ -37,6 +37,7 @@ func TestPlanGolden(t *testing.T) {
 		{"profile-label", append([]string{"--old", "testdata/plan/eksctl/label-old.yaml", "--new", "testdata/plan/eksctl/label-new.yaml"}, m("label")...), 0},
 		{"no-workloads", []string{"--terraform", "../../examples/incident/plan.json"}, 1},
 		{"kustomization", []string{"--terraform", "../../examples/incident/plan.json", "testdata/plan/kustomize"}, 1},
+		{"helm-chart", []string{"--terraform", "../../examples/incident/plan.json", "-n", "orders", "../render/testdata/charts/shop"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := run(t, "", append([]string{"plan", "--color", "never"}, tc.args...)...)
