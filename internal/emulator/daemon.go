@@ -1,0 +1,245 @@
+// Package emulator runs EKS on Fargate locally: a real Kubernetes control
+// plane (started by kwokctl from binaries built from source), KWOK for
+// kubelets, and this package's daemon, which serves the EKS API, EKS's
+// Fargate admission webhook and fargate-scheduler.
+package emulator
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/cert"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
+	"github.com/fargatekit/fargatekit/internal/emulator/fargate"
+	pfargate "github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// DaemonOptions say where the daemon finds the cluster and serves.
+type DaemonOptions struct {
+	Config *config.Config
+	// StateDir keeps the EKS API's profiles and the webhook's certificate.
+	StateDir string
+	// Kubeconfig is the admin kubeconfig of the control plane.
+	Kubeconfig string
+	// EKSAddr and WebhookAddr are loopback host:port addresses.
+	EKSAddr, WebhookAddr string
+	// Ready, if set, is closed once every part serves.
+	Ready chan<- struct{}
+}
+
+// clusterInfo is what DescribeCluster tells about the control plane.
+type clusterInfo struct {
+	rest    *rest.Config
+	created time.Time
+}
+
+func (c clusterInfo) Endpoint() string { return c.rest.Host }
+
+func (c clusterInfo) CertificateAuthority() []byte {
+	if len(c.rest.CAData) > 0 {
+		return c.rest.CAData
+	}
+	data, _ := os.ReadFile(c.rest.CAFile)
+	return data
+}
+
+func (c clusterInfo) CreatedAt() time.Time { return c.created }
+
+// RunDaemon serves until ctx ends.
+func RunDaemon(ctx context.Context, o DaemonOptions) error {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("connecting to the control plane: %w", err)
+	}
+	store, err := eksapi.NewStore(o.Config, filepath.Join(o.StateDir, "eks"))
+	if err != nil {
+		return err
+	}
+	created := time.Now()
+	if info, err := os.Stat(filepath.Join(o.StateDir, "eks")); err == nil {
+		created = info.ModTime()
+	}
+	api := eksapi.NewServer(o.Config, store, clusterInfo{rest: restCfg, created: created})
+
+	eksLn, err := listen(o.EKSAddr, "the EKS API")
+	if err != nil {
+		return err
+	}
+	hookLn, err := listen(o.WebhookAddr, "the Fargate webhook")
+	if err != nil {
+		_ = eksLn.Close()
+		return err
+	}
+	certPEM, keyPEM, err := webhookCertificate(o.StateDir)
+	if err != nil {
+		return err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return fmt.Errorf("loading the webhook certificate: %w", err)
+	}
+	hook := &fargate.Webhook{Profiles: store.Active}
+	mux := http.NewServeMux()
+	mux.Handle(fargate.WebhookPath, hook)
+	servers := []*http.Server{
+		{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
+	}
+	errs := make(chan error, 4)
+	go func() { errs <- servers[0].Serve(eksLn) }()
+	go func() { errs <- servers[1].ServeTLS(hookLn, "", "") }()
+	defer func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}()
+
+	url := "https://" + hookLn.Addr().String() + fargate.WebhookPath
+	if err := registerWebhook(ctx, client, fargate.Configuration(url, certPEM)); err != nil {
+		return err
+	}
+	// Deleting a profile stops its pods, as EKS does.
+	store.OnChange(func(name, from, to string) {
+		if to != pfargate.StatusDeleting {
+			return
+		}
+		if err := fargate.StopProfilePods(context.WithoutCancel(ctx), client, name); err != nil {
+			slog.Warn("stopping the pods of a deleted profile", "profile", name, "err", err)
+		}
+	})
+	go func() { errs <- api.Run(ctx) }()
+	if err := ensureNodeGroups(ctx, client, o.Config); err != nil {
+		return err
+	}
+	seed := uint64(o.Config.Seed)
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	sched := &fargate.Scheduler{Client: client, Config: o.Config, Profiles: store.Active, Rand: rand.New(rand.NewPCG(seed, seed))}
+	go func() { errs <- sched.Run(ctx) }()
+	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
+	if o.Ready != nil {
+		close(o.Ready)
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// listen opens a loopback address, saying which part could not when it is taken.
+func listen(addr, what string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot listen on %s (is the port in use? choose another in the emulator's flags): %w", what, addr, err)
+	}
+	return ln, nil
+}
+
+// webhookCertificate returns the webhook's self-signed serving certificate,
+// made once and kept in the state directory so that the webhook
+// configuration's caBundle stays valid across restarts.
+func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
+	certPath, keyPath := filepath.Join(dir, "webhook.crt"), filepath.Join(dir, "webhook.key")
+	certPEM, err1 := os.ReadFile(certPath)
+	keyPEM, err2 := os.ReadFile(keyPath)
+	if err1 == nil && err2 == nil {
+		return certPEM, keyPEM, nil
+	}
+	certPEM, keyPEM, err = cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("making the webhook certificate: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("making the state directory: %w", err)
+	}
+	if err := os.WriteFile(certPath, certPEM, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("saving the webhook certificate: %w", err)
+	}
+	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("saving the webhook key: %w", err)
+	}
+	return certPEM, keyPEM, nil
+}
+
+// registerWebhook creates or updates the MutatingWebhookConfiguration.
+func registerWebhook(ctx context.Context, client kubernetes.Interface, desired *admissionregistrationv1.MutatingWebhookConfiguration) error {
+	hooks := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	existing, err := hooks.Get(ctx, desired.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = hooks.Create(ctx, desired, metav1.CreateOptions{})
+	case err == nil:
+		desired.ResourceVersion = existing.ResourceVersion
+		_, err = hooks.Update(ctx, desired, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("registering the Fargate webhook: %w", err)
+	}
+	return nil
+}
+
+// ensureNodeGroups creates the EC2 nodes of the managed node groups, spread
+// over their AZs; KWOK keeps them Ready and runs the pods bound to them.
+func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *config.Config) error {
+	for _, ng := range cfg.NodeGroups {
+		it := config.InstanceTypes[ng.InstanceType]
+		for i := range ng.DesiredCapacity {
+			az := ng.AvailabilityZones[i%len(ng.AvailabilityZones)]
+			name := fmt.Sprintf("ip-10-0-%d-%d.%s.compute.internal", 200+i%50, 10+i, cfg.Metadata.Region)
+			capacity := corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(it.CPU), corev1.ResourceMemory: resource.MustParse(it.Memory),
+				corev1.ResourcePods: *resource.NewQuantity(int64(it.Pods), resource.DecimalSI),
+			}
+			node := &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{
+					Name: name,
+					Labels: map[string]string{
+						"eks.amazonaws.com/nodegroup": ng.Name, "eks.amazonaws.com/capacityType": "ON_DEMAND",
+						"node.kubernetes.io/instance-type": ng.InstanceType, "topology.kubernetes.io/zone": az,
+						"topology.kubernetes.io/region": cfg.Metadata.Region, "kubernetes.io/arch": it.Arch,
+						"kubernetes.io/os": "linux", corev1.LabelHostname: name, "type": "kwok",
+					},
+					Annotations: map[string]string{fargate.KwokNodeAnnotation: "fake"},
+				},
+				Spec: corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/i-%016x", az, i+1)},
+				Status: corev1.NodeStatus{
+					Capacity: capacity, Allocatable: capacity,
+					NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v" + ng.KubeletVersion + ".0-eks", OperatingSystem: "linux", Architecture: it.Arch},
+				},
+			}
+			if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating node %s of node group %s: %w", name, ng.Name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package eksapi
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Error types of the EKS API, as sent in the x-amzn-errortype header.
+const (
+	typeBadRequest            = "BadRequestException"
+	typeInvalidParameter      = "InvalidParameterException"
+	typeNotFound              = "NotFoundException"
+	typeResourceInUse         = "ResourceInUseException"
+	typeResourceLimitExceeded = "ResourceLimitExceededException"
+	typeResourceNotFound      = "ResourceNotFoundException"
+	typeServer                = "ServerException"
+)
+
+// apiError is an error of the EKS API: its type (the x-amzn-errortype header),
+// HTTP status and message, and the cluster and profile it is about, which the
+// JSON body carries next to the message.
+type apiError struct {
+	Type               string
+	Status             int
+	Message            string
+	ClusterName        string
+	FargateProfileName string
+}
+
+// Error formats the error the way the AWS SDKs print it: "Type: message".
+func (e *apiError) Error() string { return e.Type + ": " + e.Message }
+
+func newAPIError(typ string, status int, cluster, profile, format string, args ...any) *apiError {
+	return &apiError{Type: typ, Status: status, Message: fmt.Sprintf(format, args...), ClusterName: cluster, FargateProfileName: profile}
+}
+
+// errClusterNotFound is EKS's answer for an unknown cluster. Observed (output
+// of `aws eks describe-cluster` quoted in public repositories; the same text in
+// moto's EKS mock, whose messages were taken from the real API).
+func errClusterNotFound(cluster string) *apiError {
+	return newAPIError(typeResourceNotFound, http.StatusNotFound, cluster, "", "No cluster found for name: %s.", cluster)
+}
+
+// errProfileNotFound is the answer for an unknown profile of a known cluster.
+// Unconfirmed: the text is moto's (which says it took its texts from the real
+// API); eksctl's tests quote it without the final period.
+func errProfileNotFound(cluster, name string) *apiError {
+	return newAPIError(typeResourceNotFound, http.StatusNotFound, cluster, name, "No Fargate Profile found with name: %s.", name)
+}
+
+// errProfileExists answers a create whose name is taken, whatever the status
+// of the existing profile. Observed (fargate-facts §1, HTTP 409).
+func errProfileExists(cluster, name string) *apiError {
+	return newAPIError(typeResourceInUse, http.StatusConflict, cluster, name, "A Fargate Profile already exists with this name in this cluster.")
+}
+
+// errReservedPrefix answers a create of a name starting with "eks-". Observed
+// (fargate-facts §1, pulumi/pulumi-eks#426, HTTP 400).
+func errReservedPrefix(cluster, name string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "The fargate profile name starts with the reserved prefix: 'eks-'.")
+}
+
+// errOperationInProgress answers a create or delete while another profile of
+// the cluster is CREATING or DELETING (one operation at a time per cluster).
+// Only two of the four texts were observed (fargate-facts §1, HTTP 409):
+// create while CREATING ("Cannot create Fargate Profile <new> because cluster
+// <cluster> currently has Fargate profile <other> in status CREATING") and
+// delete while DELETING ("Cannot delete Fargate profile <name> because ...
+// in status DELETING"). Create while DELETING and delete while CREATING are
+// composed the same way (unconfirmed), keeping the observed capitalisation of
+// each verb ("Fargate Profile" after create, "Fargate profile" after delete).
+func errOperationInProgress(create bool, cluster, name, other, status string) *apiError {
+	verb := "delete Fargate profile"
+	if create {
+		verb = "create Fargate Profile"
+	}
+	return newAPIError(typeResourceInUse, http.StatusConflict, cluster, name,
+		"Cannot %s %s because cluster %s currently has Fargate profile %s in status %s", verb, name, cluster, other, status)
+}
+
+// errProfileLimit answers a create beyond the cluster's profile quota (10 by
+// default). Observed (ResourceLimitExceededException, HTTP 400, in a
+// Terraform log quoted in public repositories).
+func errProfileLimit(cluster, name string) *apiError {
+	return newAPIError(typeResourceLimitExceeded, http.StatusBadRequest, cluster, name, "Fargate Profile limit exceeded for cluster.")
+}
+
+// errNotPrivateSubnet answers a create naming a public subnet of the VPC.
+// Observed (InvalidParameterException, quoted by aws-k8s-tester and others;
+// AWS ends it without a period).
+func errNotPrivateSubnet(cluster, name, subnet string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Subnet %s provided in Fargate Profile is not a private subnet", subnet)
+}
+
+// errUnknownSubnet answers a create naming a subnet that is not in the
+// cluster's VPC at all. Composed (unconfirmed): what AWS says then was not
+// found.
+func errUnknownSubnet(cluster, name, subnet, vpc string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Subnet %s provided in Fargate Profile is not a subnet of the cluster's VPC %s", subnet, vpc)
+}
+
+// errNoSelector answers a create without selectors. Unconfirmed: moto's text.
+func errNoSelector(cluster, name string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Fargate Profile requires at least one selector.")
+}
+
+// errSelectorNamespace answers a selector without a namespace. Unconfirmed:
+// moto's text.
+func errSelectorNamespace(cluster, name string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Fargate Profile must have at least one selector with at least one namespace value.")
+}
+
+// errTooManyLabels answers a selector with more label pairs than allowed.
+// Unconfirmed: moto's text, with the limit filled in.
+func errTooManyLabels(cluster, name string, limit int) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Request contains Selector with more than %d Label pairs", limit)
+}
+
+// errTooManySelectors answers a profile with more selectors than allowed.
+// Composed after errTooManyLabels (unconfirmed).
+func errTooManySelectors(cluster, name string, limit int) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Request contains more than %d Selectors", limit)
+}
+
+// invalidParameter is an InvalidParameterException with a composed text
+// (unconfirmed) naming the offending field.
+func invalidParameter(cluster, name, format string, args ...any) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, format, args...)
+}
+
+// badRequest answers a request that cannot be read (malformed JSON, wrong
+// types, a bad URL). Unconfirmed: which type AWS uses for these was not
+// found; BadRequestException is the EKS model's type for malformed requests.
+func badRequest(format string, args ...any) *apiError {
+	return newAPIError(typeBadRequest, http.StatusBadRequest, "", "", format, args...)
+}
+
+// errUnknownOperation answers a path or method that is no operation of this
+// API. Unconfirmed.
+func errUnknownOperation(method, path string) *apiError {
+	return newAPIError(typeNotFound, http.StatusNotFound, "", "", "No operation %s %s in this EKS API emulator.", method, path)
+}
+
+// errServer is an internal failure (the state file cannot be written).
+func errServer(format string, args ...any) *apiError {
+	return newAPIError(typeServer, http.StatusInternalServerError, "", "", format, args...)
+}

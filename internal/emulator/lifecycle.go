@@ -1,0 +1,278 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/config"
+)
+
+// Options say where an emulator lives and what runs it.
+type Options struct {
+	Config *config.Config
+	// ConfigPath is the configuration file given, "" for the defaults; the
+	// daemon reads it again.
+	ConfigPath string
+	// StateDir holds everything of the emulator: the control plane's work
+	// directory (etcd data, certificates, logs), the EKS profiles, the
+	// kubeconfig, the daemon's pid file and log.
+	StateDir string
+	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler,
+	// kubectl, etcd, kwok and kwokctl (hack/build-controlplane.sh).
+	BinDir string
+	// Self is the fargatekit binary the daemon runs from.
+	Self string
+	// EKSPort and WebhookPort are the daemon's loopback ports.
+	EKSPort, WebhookPort int
+	// Progress receives one line per step; may be nil.
+	Progress io.Writer
+}
+
+// Paths of the state directory.
+func (o *Options) kwokDir() string { return filepath.Join(o.StateDir, "kwok") }
+func (o *Options) pidFile() string { return filepath.Join(o.StateDir, "daemon.pid") }
+func (o *Options) logFile() string { return filepath.Join(o.StateDir, "daemon.log") }
+func (o *Options) clusterDir() string {
+	return filepath.Join(o.kwokDir(), "clusters", o.Config.Metadata.Name)
+}
+func (o *Options) kwokKubeconfig() string { return filepath.Join(o.clusterDir(), "kubeconfig.yaml") }
+
+// Kubeconfig is the admin kubeconfig of the emulated cluster.
+func (o *Options) Kubeconfig() string { return filepath.Join(o.StateDir, "kubeconfig") }
+
+// EKSEndpoint is the URL of the emulated EKS API.
+func (o *Options) EKSEndpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", o.EKSPort) }
+
+func (o *Options) say(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, format+"\n", args...)
+	}
+}
+
+// Binaries the emulator needs in BinDir.
+var Binaries = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd", "kwok", "kwokctl"}
+
+// Up starts what is not running: the control plane (created on the first
+// run, started again afterwards with its data) and the daemon. Running it
+// when everything runs changes nothing.
+func Up(ctx context.Context, o *Options) error {
+	for _, b := range Binaries {
+		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
+			return fmt.Errorf("control plane binary %s is missing in %s: build them with `make controlplane` (hack/build-controlplane.sh) or give --bin-dir", b, o.BinDir)
+		}
+	}
+	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+		return fmt.Errorf("making the state directory: %w", err)
+	}
+	if running := o.daemonPID(); running > 0 && o.controlPlaneReady(ctx) {
+		o.say("the emulator is already running (daemon pid %d)", running)
+		return nil
+	}
+	if err := o.startControlPlane(ctx); err != nil {
+		return err
+	}
+	if err := copyFile(o.kwokKubeconfig(), o.Kubeconfig()); err != nil {
+		return err
+	}
+	if pid := o.daemonPID(); pid > 0 {
+		o.say("daemon already running (pid %d)", pid)
+		return nil
+	}
+	return o.startDaemon()
+}
+
+// kwokctl runs kwokctl with the emulator's work directory.
+func (o *Options) kwokctl(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kwokctl"), args...)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+o.kwokDir(), "PATH="+o.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, lastLines(out.String(), 10))
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// startControlPlane creates the kwokctl cluster on the first run and starts
+// it again afterwards; an unhealthy one is stopped first, so that a killed
+// component comes back with the others.
+func (o *Options) startControlPlane(ctx context.Context) error {
+	name := o.Config.Metadata.Name
+	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); errors.Is(err, os.ErrNotExist) {
+		o.say("creating the control plane (Kubernetes %s from %s)", o.Config.KubernetesVersion, o.BinDir)
+		b := func(n string) string { return filepath.Join(o.BinDir, n) }
+		return o.kwokctl(ctx, "create", "cluster", "--name", name, "--runtime", "binary",
+			"--kube-apiserver-binary", b("kube-apiserver"), "--kube-controller-manager-binary", b("kube-controller-manager"),
+			"--kube-scheduler-binary", b("kube-scheduler"), "--kwok-controller-binary", b("kwok"), "--etcd-binary", b("etcd"),
+			"--kubeconfig", "", "--wait", "60s")
+	}
+	if o.controlPlaneReady(ctx) {
+		return nil
+	}
+	o.say("starting the control plane again")
+	_ = o.kwokctl(ctx, "stop", "cluster", "--name", name) // whatever still runs of it
+	return o.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "60s")
+}
+
+// controlPlaneReady reports whether the API server answers /readyz and every
+// component of the control plane runs.
+func (o *Options) controlPlaneReady(ctx context.Context) bool {
+	pids, err := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
+	if err != nil || len(pids) == 0 {
+		return false
+	}
+	for _, p := range pids {
+		if pid := readPID(p); pid == 0 || !alive(pid) {
+			return false
+		}
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kubectl"), "--kubeconfig", o.kwokKubeconfig(), "get", "--raw", "/readyz", "--request-timeout", "5s")
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == "ok"
+}
+
+// startDaemon starts `fargatekit emulator serve` in its own session and
+// waits until the EKS API answers.
+func (o *Options) startDaemon() error {
+	for _, port := range []int{o.EKSPort, o.WebhookPort} {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return fmt.Errorf("port %d is in use: choose others with --eks-port and --webhook-port: %w", port, err)
+		}
+		_ = ln.Close()
+	}
+	log, err := os.OpenFile(o.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the daemon log: %w", err)
+	}
+	defer func() { _ = log.Close() }()
+	args := []string{"emulator", "serve", "--state-dir", o.StateDir,
+		"--eks-port", strconv.Itoa(o.EKSPort), "--webhook-port", strconv.Itoa(o.WebhookPort)}
+	if o.ConfigPath != "" {
+		args = append(args, "--config", o.ConfigPath)
+	}
+	cmd := exec.Command(o.Self, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives `up`
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the emulator daemon: %w", err)
+	}
+	if err := os.WriteFile(o.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+		return fmt.Errorf("writing the daemon pid file: %w", err)
+	}
+	go func() { _ = cmd.Wait() }()
+	o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", cmd.Process.Pid)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(o.EKSEndpoint() + "/clusters"); err == nil {
+			_ = resp.Body.Close()
+			return nil
+		}
+		if !alive(cmd.Process.Pid) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(o.logFile())
+	return fmt.Errorf("the emulator daemon did not start; its log (%s) ends with:\n%s", o.logFile(), lastLines(string(data), 15))
+}
+
+// Down stops the daemon and the control plane; the state directory keeps
+// everything for the next Up.
+func Down(ctx context.Context, o *Options) error {
+	var errs []error
+	if pid := o.daemonPID(); pid > 0 {
+		o.say("stopping the daemon (pid %d)", pid)
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the daemon: %w", err))
+		}
+		for i := 0; i < 50 && alive(pid); i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	_ = os.Remove(o.pidFile())
+	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); err == nil {
+		o.say("stopping the control plane")
+		errs = append(errs, o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name))
+	}
+	return errors.Join(errs...)
+}
+
+// Status says what runs.
+type Status struct {
+	ControlPlane bool
+	DaemonPID    int
+}
+
+// GetStatus tells what runs.
+func GetStatus(ctx context.Context, o *Options) Status {
+	pid := o.daemonPID()
+	return Status{ControlPlane: o.controlPlaneReady(ctx), DaemonPID: pid}
+}
+
+// daemonPID returns the pid of the running daemon, 0 when none runs. The pid
+// file is trusted only when that process is a fargatekit emulator daemon.
+func (o *Options) daemonPID() int {
+	pid := readPID(o.pidFile())
+	if pid == 0 || !alive(pid) {
+		return 0
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Contains(cmdline, []byte("emulator\x00serve")) {
+		return 0 // a pid reused by another process
+	}
+	return pid
+}
+
+func readPID(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	// A zombie is not alive.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("reading the control plane's kubeconfig: %w", err)
+	}
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		return fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	return nil
+}
