@@ -37,10 +37,14 @@ func TestCheckGolden(t *testing.T) {
 	if code != 2 {
 		t.Errorf("exit code %d, want 2 (input error); stderr: %s", code, stderr)
 	}
-	out = strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`)
-	golden := "testdata/check/golden.json"
+	checkGolden(t, "testdata/check/golden.json", strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`))
+}
+
+// checkGolden compares output with a golden file, which -update rewrites.
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,8 +52,8 @@ func TestCheckGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(string(want), out); diff != "" {
-		t.Errorf("check output (-want +got):\n%s", diff)
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", golden, diff)
 	}
 }
 

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 const tfPlans = "../profiles/testdata/terraform"
@@ -44,19 +41,7 @@ func TestPlanGolden(t *testing.T) {
 			if code != tc.wantCode {
 				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr)
 			}
-			golden := filepath.Join("testdata/plan", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), out); diff != "" {
-				t.Errorf("plan output (-want +got):\n%s", diff)
-			}
+			checkGolden(t, filepath.Join("testdata/plan", tc.name+".golden"), out)
 		})
 	}
 }
@@ -64,20 +49,7 @@ func TestPlanGolden(t *testing.T) {
 // TestPlanJSON checks the plan section of the JSON contract on the incident.
 func TestPlanJSON(t *testing.T) {
 	_, out, _ := run(t, "", "plan", "-o", "json", "--terraform", "../../examples/incident/plan.json", "../../examples/incident/manifests")
-	out = strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`)
-	golden := "testdata/plan/incident.json.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), out); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
+	checkGolden(t, "testdata/plan/incident.json.golden", strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`))
 }
 
 func TestPlanErrors(t *testing.T) {

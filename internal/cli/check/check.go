@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/config"
 	"github.com/fargatekit/fargatekit/internal/manifest"
@@ -25,15 +26,13 @@ import (
 )
 
 type flagpole struct {
+	report        reportflags.Flags
 	profileFiles  []string
 	inline        []string
 	namespace     string
 	targetVersion string
 	region        string
-	output        string
-	failOn        string
 	configPath    string
-	color         string
 	maxFileSize   int64
 	render        render.Options
 }
@@ -76,10 +75,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
 	fl.StringVar(&f.targetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: newest EKS version in standard support today)")
 	fl.StringVar(&f.region, "region", fargate.DefaultRegion, "AWS region for prices ("+strings.Join(fargate.Regions(), ", ")+")")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+strings.Join(report.FormatNames(), ", "))
-	fl.StringVar(&f.failOn, "fail-on", "blocker", "lowest severity that makes the exit code 1: blocker, warning, info or none")
+	f.report.Add(fl)
 	fl.StringVar(&f.configPath, "config", "", "config file (default: "+config.FileName+" in the working directory, if present)")
-	fl.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
 	f.render.AddFlags(fl)
 	return cmd
@@ -87,15 +84,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
 	reg := builtin.Registry()
-	write, err := report.Lookup(f.output)
-	if err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	failOn, err := rules.ParseFailOn(f.failOn)
-	if err != nil {
-		return err
-	}
-	color, err := streams.Color(f.color, s.Out)
+	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err
 	}
@@ -137,10 +126,10 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	rep.Findings, rep.Workloads, rep.Errors = res.Findings, res.Workloads, append(rep.Errors, errs...)
 	slog.Debug("check done", "files", progress.files, "objects", progress.objects,
 		"workloads", len(res.Workloads), "findings", len(res.Findings), "errors", len(rep.Errors))
-	if err := write(s.Out, rep, report.Options{Color: color}); err != nil {
+	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, failOn)
+	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, out.FailOn)
 }
 
 // analyze reads every path and runs the rules on what it finds: the whole

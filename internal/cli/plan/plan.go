@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/profiles"
@@ -28,6 +29,7 @@ import (
 )
 
 type flagpole struct {
+	report      reportflags.Flags
 	terraform   string
 	oldConfig   string
 	newConfig   string
@@ -35,9 +37,6 @@ type flagpole struct {
 	nodeGroups  string
 	durations   plan.Durations
 	namespace   string
-	output      string
-	failOn      string
-	color       string
 	maxFileSize int64
 	render      render.Options
 }
@@ -79,9 +78,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&f.durations.Create, "create-duration", plan.DefaultDurations.Create, "how long one profile creation takes")
 	fl.DurationVar(&f.durations.Delete, "delete-duration", plan.DefaultDurations.Delete, "how long one profile deletion takes")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+strings.Join(report.FormatNames(), ", "))
-	fl.StringVar(&f.failOn, "fail-on", "blocker", "lowest severity that makes the exit code 1: blocker, warning, info or none")
-	fl.StringVar(&f.color, "color", "auto", "colour text output: auto, always or never")
+	f.report.Add(fl)
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
 	f.render.AddFlags(fl)
 	return cmd
@@ -100,15 +97,7 @@ type change struct {
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
-	write, err := report.Lookup(f.output)
-	if err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	failOn, err := rules.ParseFailOn(f.failOn)
-	if err != nil {
-		return err
-	}
-	color, err := streams.Color(f.color, s.Out)
+	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err
 	}
@@ -139,10 +128,10 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	res := plan.Analyze(in)
 	rep.Findings = plan.Findings(in, res, ch.source)
 	rep.Plan = &report.Plan{Source: ch.source, Result: res, Sequence: sequence(ch, res)}
-	if err := write(s.Out, rep, report.Options{Color: color}); err != nil {
+	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, failOn)
+	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, out.FailOn)
 }
 
 // readChange reads the change from a Terraform plan or two profile sources.

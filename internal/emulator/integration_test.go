@@ -1,0 +1,515 @@
+package emulator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// fargatekitBin is the fargatekit binary TestMain builds: the emulator runs
+// its daemon from it, as `fargatekit emulator up` does.
+var fargatekitBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fargatekit-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fargatekitBin = filepath.Join(dir, "fargatekit")
+	if out, err := exec.Command("go", "build", "-o", fargatekitBin, "github.com/fargatekit/fargatekit/cmd/fargatekit").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building fargatekit: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is a running emulator.
+type cluster struct {
+	t       *testing.T
+	kube    kubernetes.Interface
+	eks     *eks.Client
+	name    string
+	state   string
+	args    []string // the emulator flags of this cluster
+	eksURL  string
+	binDir  string
+	cfgPath string
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// start runs `fargatekit emulator up` with the configuration of a scenario
+// of examples/emulator and stops the emulator when the test ends.
+func start(t *testing.T, scenario string) *cluster {
+	t.Helper()
+	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
+	if bin == "" {
+		t.Fatal("FARGATEKIT_CONTROLPLANE is not set: build the control plane with `make controlplane` and export FARGATEKIT_CONTROLPLANE=$(hack/build-controlplane.sh -q) (make test does both)")
+	}
+	dir := t.TempDir()
+	cfgPath, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", scenario, "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eksPort := freePort(t)
+	c := &cluster{t: t, name: cfg.Metadata.Name, state: filepath.Join(dir, "state"), binDir: bin, cfgPath: cfgPath,
+		eksURL: fmt.Sprintf("http://127.0.0.1:%d", eksPort)}
+	c.args = []string{"--config", cfgPath, "--state-dir", c.state, "--bin-dir", bin,
+		"--eks-port", fmt.Sprint(eksPort), "--webhook-port", fmt.Sprint(freePort(t))}
+	began := time.Now()
+	c.emulator("up")
+	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
+	t.Cleanup(func() { c.emulator("down") })
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.state, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.kube, err = kubernetes.NewForConfig(rc); err != nil {
+		t.Fatal(err)
+	}
+	c.eks = eks.New(eks.Options{
+		Region: cfg.Metadata.Region, BaseEndpoint: aws.String(c.eksURL),
+		Credentials: credentials.NewStaticCredentialsProvider("emulator", "emulator", ""),
+	})
+	return c
+}
+
+// emulator runs a `fargatekit emulator` subcommand on this cluster.
+func (c *cluster) emulator(verb string) string {
+	c.t.Helper()
+	out, err := exec.Command(fargatekitBin, append([]string{"emulator", verb}, c.args...)...).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("fargatekit emulator %s: %v\n%s", verb, err, out)
+	}
+	return string(out)
+}
+
+// eventually polls check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
+}
+
+var ctx = context.Background()
+
+func (c *cluster) namespace(name string) {
+	c.t.Helper()
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func deployment(ns, name string, replicas int32, mutate func(*corev1.PodTemplateSpec)) *appsv1.Deployment {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "public.ecr.aws/example/" + name + ":1"}}},
+			},
+		},
+	}
+	if mutate != nil {
+		mutate(&d.Spec.Template)
+	}
+	return d
+}
+
+func (c *cluster) deploy(d *appsv1.Deployment) {
+	c.t.Helper()
+	if _, err := c.kube.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// placement is where a workload's running pods are: "fargate:<profile>",
+// "ec2" or "pending", one entry per pod.
+func (c *cluster) placement(ns, app string) ([]string, error) {
+	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(map[string]string{"app": app}).String()})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pods.Items {
+		switch {
+		case p.DeletionTimestamp != nil:
+			continue
+		case p.Status.Phase != corev1.PodRunning:
+			out = append(out, "pending")
+		case strings.HasPrefix(p.Spec.NodeName, "fargate-"):
+			out = append(out, "fargate:"+p.Labels[fargate.ProfileLabel])
+		default:
+			out = append(out, "ec2")
+		}
+	}
+	return out, nil
+}
+
+// all checks that a workload runs its replicas, every one placed as want.
+func (c *cluster) all(ns, app string, replicas int, want string) error {
+	got, err := c.placement(ns, app)
+	if err != nil {
+		return err
+	}
+	if len(got) != replicas {
+		return fmt.Errorf("%s/%s has %d pods %v, want %d", ns, app, len(got), got, replicas)
+	}
+	for _, g := range got {
+		if g != want {
+			return fmt.Errorf("%s/%s pods %v, want all %s", ns, app, got, want)
+		}
+	}
+	return nil
+}
+
+func (c *cluster) restart(ns, name string) {
+	c.t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := c.kube.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) createProfile(name string, namespaces ...string) error {
+	var sels []ekstypes.FargateProfileSelector
+	for _, ns := range namespaces {
+		sels = append(sels, ekstypes.FargateProfileSelector{Namespace: aws.String(ns)})
+	}
+	_, err := c.eks.CreateFargateProfile(ctx, &eks.CreateFargateProfileInput{
+		ClusterName: aws.String(c.name), FargateProfileName: aws.String(name),
+		PodExecutionRoleArn: aws.String("arn:aws:iam::111122223333:role/fargate"), Selectors: sels,
+	})
+	return err
+}
+
+func (c *cluster) waitActive(name string) {
+	c.t.Helper()
+	w := eks.NewFargateProfileActiveWaiter(c.eks, func(o *eks.FargateProfileActiveWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 200*time.Millisecond, time.Second
+	})
+	if err := w.Wait(ctx, &eks.DescribeFargateProfileInput{ClusterName: aws.String(c.name), FargateProfileName: aws.String(name)}, time.Minute); err != nil {
+		c.t.Fatalf("waiting for profile %s: %v", name, err)
+	}
+}
+
+func (c *cluster) deleteProfile(name string) {
+	c.t.Helper()
+	if _, err := c.eks.DeleteFargateProfile(ctx, &eks.DeleteFargateProfileInput{ClusterName: aws.String(c.name), FargateProfileName: aws.String(name)}); err != nil {
+		c.t.Fatalf("deleting profile %s: %v", name, err)
+	}
+	w := eks.NewFargateProfileDeletedWaiter(c.eks, func(o *eks.FargateProfileDeletedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 200*time.Millisecond, time.Second
+	})
+	if err := w.Wait(ctx, &eks.DescribeFargateProfileInput{ClusterName: aws.String(c.name), FargateProfileName: aws.String(name)}, time.Minute); err != nil {
+		c.t.Fatalf("waiting for profile %s to go: %v", name, err)
+	}
+}
+
+// warning returns the message of fargate-scheduler's Warning event on a pod of app.
+func (c *cluster) warning(ns, app string) (string, error) {
+	evs, err := c.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, e := range evs.Items {
+		if e.Source.Component == "fargate-scheduler" && e.Type == corev1.EventTypeWarning && strings.HasPrefix(e.InvolvedObject.Name, app) {
+			return e.Message, nil
+		}
+	}
+	return "", errors.New("no Warning event from fargate-scheduler yet")
+}
+
+var incidentNamespaces = []string{"orders", "payments", "catalog", "shipping"}
+
+// deployIncident deploys the incident's four workloads and waits until each
+// runs on the profile of its namespace.
+func (c *cluster) deployIncident() {
+	c.t.Helper()
+	for _, ns := range incidentNamespaces {
+		c.namespace(ns)
+		c.deploy(deployment(ns, ns, 2, nil))
+	}
+	for _, ns := range incidentNamespaces {
+		eventually(c.t, time.Minute, ns+" on its own profile", func() error { return c.all(ns, ns, 2, "fargate:"+ns) })
+	}
+}
+
+// TestIntegrationProfileMergeIncident replays the incident of
+// examples/incident: merging four per-namespace profiles into one by
+// deleting first moves the pods to EC2 nodes, where they stay until restarted.
+func TestIntegrationProfileMergeIncident(t *testing.T) {
+	c := start(t, "incident")
+	c.deployIncident()
+	// The apply as Terraform made it: delete the four, one at a time, then create the merged profile.
+	for _, ns := range incidentNamespaces {
+		c.deleteProfile(ns)
+	}
+	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
+		t.Fatal(err)
+	}
+	c.waitActive("apps")
+	for _, ns := range incidentNamespaces {
+		eventually(t, time.Minute, ns+" on EC2", func() error { return c.all(ns, ns, 2, "ec2") })
+	}
+	time.Sleep(3 * time.Second) // the new profile is ACTIVE, and still nothing moves
+	for _, ns := range incidentNamespaces {
+		if err := c.all(ns, ns, 2, "ec2"); err != nil {
+			t.Errorf("after the merged profile is ACTIVE: %v", err)
+		}
+	}
+	// kubectl rollout restart brings them back.
+	for _, ns := range incidentNamespaces {
+		c.restart(ns, ns)
+	}
+	for _, ns := range incidentNamespaces {
+		eventually(t, time.Minute, ns+" back on Fargate", func() error { return c.all(ns, ns, 2, "fargate:apps") })
+	}
+}
+
+// TestIntegrationTwoPhaseMerge makes the same change in two phases: create
+// the merged profile, wait until it is ACTIVE, then delete the old ones.
+// The pods never leave Fargate.
+func TestIntegrationTwoPhaseMerge(t *testing.T) {
+	c := start(t, "incident")
+	c.deployIncident()
+	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
+		t.Fatal(err)
+	}
+	c.waitActive("apps")
+	for _, gone := range incidentNamespaces {
+		c.deleteProfile(gone)
+		for _, ns := range incidentNamespaces {
+			eventually(t, time.Minute, ns+" on Fargate", func() error {
+				got, err := c.placement(ns, ns)
+				if err != nil {
+					return err
+				}
+				for _, g := range got {
+					if !strings.HasPrefix(g, "fargate:") && g != "pending" {
+						t.Fatalf("after deleting %s, %s has a pod on %s", gone, ns, g)
+					}
+				}
+				return c.all(ns, ns, 2, "fargate:"+map[bool]string{true: "apps", false: ns}[isDeleted(ns, gone)])
+			})
+		}
+	}
+}
+
+// isDeleted reports whether the profile named ns is deleted once gone is:
+// the profiles are deleted in incidentNamespaces order.
+func isDeleted(ns, gone string) bool {
+	for _, n := range incidentNamespaces {
+		if n == ns {
+			return true
+		}
+		if n == gone {
+			return false
+		}
+	}
+	return false
+}
+
+// TestIntegrationOneOperationAtATime: the second of two creations in a row is
+// refused with EKS's ResourceInUseException, and the AWS CLI's waiter works.
+func TestIntegrationOneOperationAtATime(t *testing.T) {
+	c := start(t, "one-at-a-time")
+	if err := c.createProfile("first", "a"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.createProfile("second", "b")
+	var inUse *ekstypes.ResourceInUseException
+	if !errors.As(err, &inUse) || aws.ToString(inUse.Message) != "Cannot create Fargate Profile second because cluster shop currently has Fargate profile first in status CREATING" {
+		t.Fatalf("second create: %v, want ResourceInUseException with EKS's text", err)
+	}
+	aws, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatal("the AWS CLI is needed: hack/tools.sh awscli installs it")
+	}
+	cmd := exec.Command(aws, "eks", "wait", "fargate-profile-active", "--cluster-name", "shop", "--fargate-profile-name", "first", "--endpoint-url", c.eksURL)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator", "AWS_DEFAULT_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("aws eks wait fargate-profile-active: %v\n%s", err, out)
+	}
+}
+
+// TestIntegrationAZSpread: fargate-scheduler picks a subnet (an AZ) uniformly
+// at random for every pod, ignoring the pods' zone anti-affinity.
+func TestIntegrationAZSpread(t *testing.T) {
+	c := start(t, "az-spread")
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web", 3, func(p *corev1.PodTemplateSpec) {
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: "topology.kubernetes.io/zone", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+	}))
+	counts := map[string]int{}
+	shared := 0
+	const rollouts = 15
+	for i := range rollouts {
+		if i > 0 {
+			c.restart("apps", "web")
+		}
+		var zones []string
+		eventually(t, time.Minute, "rollout running", func() error {
+			if err := c.all("apps", "web", 3, "fargate:apps"); err != nil {
+				return err
+			}
+			pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			zones = zones[:0]
+			for _, p := range pods.Items {
+				n, err := c.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				zones = append(zones, n.Labels["topology.kubernetes.io/zone"])
+			}
+			return nil
+		})
+		seen := map[string]bool{}
+		for _, z := range zones {
+			counts[z]++
+			if seen[z] {
+				shared++
+			}
+			seen[z] = true
+		}
+	}
+	n := 3.0 * rollouts
+	chi := 0.0
+	for _, az := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+		d := float64(counts[az]) - n/3
+		chi += d * d / (n / 3)
+	}
+	t.Logf("zones over %d rollouts: %v (chi-square %.2f); %d times two replicas shared an AZ", rollouts, counts, chi, shared)
+	// 2 degrees of freedom: a chi-square above 9.21 happens with probability 1%.
+	if chi > 9.21 {
+		t.Errorf("zones %v are not uniform (chi-square %.2f)", counts, chi)
+	}
+	if shared == 0 {
+		t.Error("replicas never shared an AZ: the zone anti-affinity was not ignored")
+	}
+}
+
+// TestIntegrationRefusedPods: fargate-scheduler leaves what Fargate refuses
+// Pending, with its Warning event.
+func TestIntegrationRefusedPods(t *testing.T) {
+	c := start(t, "refused")
+	c.namespace("apps")
+	c.deploy(deployment("apps", "hostnet", 1, func(p *corev1.PodTemplateSpec) { p.Spec.HostNetwork = true }))
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "apps"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+			Template: deployment("apps", "agent", 1, nil).Spec.Template,
+		},
+	}
+	if _, err := c.kube.AppsV1().DaemonSets("apps").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for app, want := range map[string]string{
+		"hostnet": "Pod not supported on Fargate: fields not supported: HostNetwork",
+		"agent":   "Pod not supported on Fargate: DaemonSet pods are not supported",
+	} {
+		eventually(t, time.Minute, app+" refused", func() error {
+			msg, err := c.warning("apps", app)
+			if err != nil {
+				return err
+			}
+			if msg != want {
+				return fmt.Errorf("event %q, want %q", msg, want)
+			}
+			return c.all("apps", app, 1, "pending")
+		})
+	}
+}
+
+// TestIntegrationDNSHostnamesDisabled: every Fargate node is fargate-null,
+// so only one Fargate pod runs.
+func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
+	c := start(t, "dns-hostnames")
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web", 2, nil))
+	eventually(t, time.Minute, "one pod runs, one waits", func() error {
+		got, err := c.placement("apps", "web")
+		if err != nil {
+			return err
+		}
+		if strings.Join(got, " ") != "fargate:apps pending" && strings.Join(got, " ") != "pending fargate:apps" {
+			return fmt.Errorf("pods %v", got)
+		}
+		msg, err := c.warning("apps", "web")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(msg, "fargate-null") {
+			return fmt.Errorf("event %q", msg)
+		}
+		return nil
+	})
+}
+
+// TestIntegrationCoreDNSComputeType: CoreDNS annotated compute-type ec2 stays
+// off Fargate although a profile matches it; without the annotation it lands there.
+func TestIntegrationCoreDNSComputeType(t *testing.T) {
+	c := start(t, "coredns")
+	d := deployment("kube-system", "coredns", 2, func(p *corev1.PodTemplateSpec) {
+		p.Labels["k8s-app"] = "kube-dns"
+		p.Annotations = map[string]string{fargate.ComputeTypeAnnotation: "ec2"}
+	})
+	c.deploy(d)
+	eventually(t, time.Minute, "CoreDNS on EC2", func() error { return c.all("kube-system", "coredns", 2, "ec2") })
+	patch := `[{"op": "remove", "path": "/spec/template/metadata/annotations/eks.amazonaws.com~1compute-type"}]`
+	if _, err := c.kube.AppsV1().Deployments("kube-system").Patch(ctx, "coredns", types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "CoreDNS on Fargate", func() error { return c.all("kube-system", "coredns", 2, "fargate:coredns") })
+}
