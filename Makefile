@@ -1,7 +1,7 @@
 # fargatekit — a thin Makefile; the work is in hack/.
 GO ?= go
 
-.PHONY: all build demo test unit lint verify generate bench fuzz clean
+.PHONY: all build demo test unit lint verify generate bench fuzz clean controlplane
 
 all: build
 
@@ -13,8 +13,8 @@ demo: build ## check the bundled examples
 
 test: lint verify unit ## everything CI runs
 
-unit: ## go test with the race detector
-	$(GO) test -race -count=1 ./...
+unit: ## go test with the race detector; the emulator's integration tests run on the built control plane
+	hack/test.sh
 
 lint: ## golangci-lint (installed into the cache by hack/tools.sh)
 	hack/lint.sh
@@ -30,6 +30,9 @@ bench: ## the benchmarks of docs/benchmarks.md
 
 fuzz: ## run every fuzz target for FUZZTIME (default 30s)
 	hack/fuzz.sh
+
+controlplane: ## build the control plane binaries for the emulator (cached)
+	hack/build-controlplane.sh
 
 clean:
 	rm -rf bin

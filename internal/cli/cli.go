@@ -47,6 +47,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
 			"  # What a Terraform change of Fargate profiles does to the pods\n" +
 			"  fargatekit plan --terraform plan.json deploy/\n\n" +
+			"  # EKS on Fargate locally (build the control plane once: make controlplane)\n" +
+			"  fargatekit emulator up\n\n" +
 			"  # List the rules\n" +
 			"  fargatekit rules",
 		Version:       Version,

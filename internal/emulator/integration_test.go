@@ -513,3 +513,78 @@ func TestIntegrationCoreDNSComputeType(t *testing.T) {
 	}
 	eventually(t, time.Minute, "CoreDNS on Fargate", func() error { return c.all("kube-system", "coredns", 2, "fargate:coredns") })
 }
+
+// TestIntegrationLifecycle: up twice starts one copy; killed processes come
+// back with up, with nothing lost; a taken port is a clear error; down stops
+// every process the emulator started.
+func TestIntegrationLifecycle(t *testing.T) {
+	c := start(t, "one-at-a-time")
+	if err := c.createProfile("kept", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitActive("kept")
+	pidOf := func(name string) int {
+		data, err := os.ReadFile(filepath.Join(c.state, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(data), &pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	daemon := pidOf("daemon.pid")
+	if out := c.emulator("up"); !strings.Contains(out, "already running") || pidOf("daemon.pid") != daemon {
+		t.Errorf("a second up: %s", out)
+	}
+	// Kill the daemon and the API server; up brings both back.
+	apiserver := pidOf(filepath.Join("kwok", "clusters", c.name, "pids", "kube-apiserver.pid"))
+	for _, pid := range []int{daemon, apiserver} {
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "status sees the kill", func() error {
+		if err := exec.Command(fargatekitBin, append([]string{"emulator", "status"}, c.args...)...).Run(); err == nil {
+			return errors.New("status still says running")
+		}
+		return nil
+	})
+	c.emulator("up")
+	c.emulator("status")
+	out, err := c.eks.DescribeFargateProfile(ctx, &eks.DescribeFargateProfileInput{ClusterName: aws.String(c.name), FargateProfileName: aws.String("kept")})
+	if err != nil || out.FargateProfile.Status != ekstypes.FargateProfileStatusActive {
+		t.Fatalf("the profile after a restart: %v %v", out, err)
+	}
+	if _, err := c.kube.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the API server after up: %v", err)
+	}
+	// A second emulator on the same EKS port is refused with a clear error.
+	other := []string{"emulator", "up", "--config", c.cfgPath, "--state-dir", t.TempDir(), "--bin-dir", c.binDir, "--eks-port", strings.TrimPrefix(c.eksURL, "http://127.0.0.1:")}
+	if msg, err := exec.Command(fargatekitBin, other...).CombinedOutput(); err == nil || !strings.Contains(string(msg), "in use") {
+		t.Errorf("up on a taken port: %v\n%s", err, msg)
+	}
+	// down stops every process of the emulator.
+	c.emulator("down")
+	pids, _ := filepath.Glob(filepath.Join(c.state, "kwok", "clusters", c.name, "pids", "*.pid"))
+	for _, f := range append(pids, filepath.Join(c.state, "daemon.pid")) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(data), &pid); err == nil && processAlive(pid) {
+			t.Errorf("%s: process %d still runs after down", f, pid)
+		}
+	}
+}
+
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
+}

@@ -76,9 +76,16 @@ func Up(ctx context.Context, o *Options) error {
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return fmt.Errorf("making the state directory: %w", err)
 	}
-	if running := o.daemonPID(); running > 0 && o.controlPlaneReady(ctx) {
-		o.say("the emulator is already running (daemon pid %d)", running)
+	daemon := o.daemonPID()
+	if daemon > 0 && o.controlPlaneReady(ctx) {
+		o.say("the emulator is already running (daemon pid %d)", daemon)
 		return nil
+	}
+	if daemon == 0 {
+		// Before anything starts: a taken port must not leave a control plane behind.
+		if err := o.portsFree(); err != nil {
+			return err
+		}
 	}
 	if err := o.startControlPlane(ctx); err != nil {
 		return err
@@ -118,10 +125,15 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); errors.Is(err, os.ErrNotExist) {
 		o.say("creating the control plane (Kubernetes %s from %s)", o.Config.KubernetesVersion, o.BinDir)
 		b := func(n string) string { return filepath.Join(o.BinDir, n) }
-		return o.kwokctl(ctx, "create", "cluster", "--name", name, "--runtime", "binary",
+		args := []string{"create", "cluster", "--name", name, "--runtime", "binary",
 			"--kube-apiserver-binary", b("kube-apiserver"), "--kube-controller-manager-binary", b("kube-controller-manager"),
 			"--kube-scheduler-binary", b("kube-scheduler"), "--kwok-controller-binary", b("kwok"), "--etcd-binary", b("etcd"),
-			"--kubeconfig", "", "--wait", "60s")
+			"--kubeconfig", "", "--wait", "60s"}
+		loopback, err := loopbackArgs()
+		if err != nil {
+			return err
+		}
+		return o.kwokctl(ctx, append(args, loopback...)...)
 	}
 	if o.controlPlaneReady(ctx) {
 		return nil
@@ -129,6 +141,38 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 	o.say("starting the control plane again")
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", name) // whatever still runs of it
 	return o.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "60s")
+}
+
+// loopbackArgs are kwokctl flags that make every component listen on
+// 127.0.0.1 only (kwokctl binds 0.0.0.0): the API server, controller-manager
+// and scheduler through bind-address, etcd and kwok-controller through their
+// URLs, on ports chosen here. Later flags win, so these override kwokctl's.
+func loopbackArgs() ([]string, error) {
+	ports := make([]int, 3)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free loopback port: %w", err)
+		}
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		defer func() { _ = ln.Close() }()
+	}
+	etcd, peer, kwok := ports[0], ports[1], ports[2]
+	extra := func(component, key, value string) []string {
+		return []string{"--extra-args", component + "=" + key + "=" + value}
+	}
+	args := []string{"--etcd-port", strconv.Itoa(etcd), "--controller-port", strconv.Itoa(kwok)}
+	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		args = append(args, extra(c, "bind-address", "127.0.0.1")...)
+	}
+	client, peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcd), fmt.Sprintf("http://127.0.0.1:%d", peer)
+	args = append(args, extra("etcd", "listen-client-urls", client)...)
+	args = append(args, extra("etcd", "advertise-client-urls", client)...)
+	args = append(args, extra("etcd", "listen-peer-urls", peerURL)...)
+	args = append(args, extra("etcd", "initial-advertise-peer-urls", peerURL)...)
+	args = append(args, extra("etcd", "initial-cluster", "node0="+peerURL)...)
+	args = append(args, extra("kwok-controller", "server-address", fmt.Sprintf("127.0.0.1:%d", kwok))...)
+	return args, nil
 }
 
 // controlPlaneReady reports whether the API server answers /readyz and every
@@ -148,9 +192,8 @@ func (o *Options) controlPlaneReady(ctx context.Context) bool {
 	return err == nil && strings.TrimSpace(string(out)) == "ok"
 }
 
-// startDaemon starts `fargatekit emulator serve` in its own session and
-// waits until the EKS API answers.
-func (o *Options) startDaemon() error {
+// portsFree checks that the daemon's ports can be listened on.
+func (o *Options) portsFree() error {
 	for _, port := range []int{o.EKSPort, o.WebhookPort} {
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
@@ -158,6 +201,12 @@ func (o *Options) startDaemon() error {
 		}
 		_ = ln.Close()
 	}
+	return nil
+}
+
+// startDaemon starts `fargatekit emulator serve` in its own session and
+// waits until the EKS API answers.
+func (o *Options) startDaemon() error {
 	log, err := os.OpenFile(o.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening the daemon log: %w", err)

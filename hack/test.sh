@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test with the race detector. The emulator's integration tests
+# (TestIntegration*) run a real control plane: it is built from source once
+# (hack/build-controlplane.sh, cached) and handed to them in FARGATEKIT_CONTROLPLANE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${FARGATEKIT_CONTROLPLANE:-}" ]; then
+	FARGATEKIT_CONTROLPLANE=$(hack/build-controlplane.sh)
+	export FARGATEKIT_CONTROLPLANE
+fi
+hack/tools.sh awscli >/dev/null
+go test -race -count=1 -timeout 20m ./...
