@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -241,5 +242,31 @@ func TestUniformSubnets(t *testing.T) {
 	// 2 degrees of freedom: chi-square > 9.21 happens with probability 1%.
 	if len(counts) != 3 || chi > 9.21 {
 		t.Errorf("zones %v (chi-square %.2f): not uniform", counts, chi)
+	}
+}
+
+// TestAddressTaken: a node left by an earlier run at the drawn address makes
+// the scheduler draw another, not fail.
+func TestAddressTaken(t *testing.T) {
+	cfg := config.Default()
+	cfg.VPC.Subnets.Private = map[string]config.Subnet{"us-east-1a": {ID: "subnet-private1", CIDR: "10.0.0.0/29"}}
+	cfg.AvailabilityZones = []string{"us-east-1a"}
+	s, client := newScheduler(t, cfg, 3)
+	s.Profiles = func() []fargate.Profile {
+		return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-private1"}}}
+	}
+	// A /29 has three usable addresses (.4, .5, .6); take two of them.
+	for _, ip := range []string{"10.0.0.4", "10.0.0.5"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName(cfg, netip.MustParseAddr(ip))}}
+		if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.schedule(context.Background(), createPod(t, client, "p", "apps", nil)); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "p", metav1.GetOptions{})
+	if p.Spec.NodeName != "fargate-ip-10-0-0-6.us-east-1.compute.internal" {
+		t.Errorf("node %q, want the one free address", p.Spec.NodeName)
 	}
 }

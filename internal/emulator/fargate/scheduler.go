@@ -51,6 +51,18 @@ type Scheduler struct {
 
 // Run schedules pods until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
+	// The Fargate nodes of an earlier run keep their addresses.
+	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fargate.ComputeTypeLabel + "=fargate"})
+	if err != nil {
+		return fmt.Errorf("listing the Fargate nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		for _, a := range n.Status.Addresses {
+			if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP {
+				s.markUsed(ip)
+			}
+		}
+	}
 	queue := make(chan types.NamespacedName, 1024)
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.schedulerName", SchedulerName))
@@ -115,18 +127,13 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if !size.Fits {
 		return s.event(ctx, pod, "Pod not supported on Fargate: resources exceed the largest Fargate size (16 vCPU, 120 GB)")
 	}
-	ip, err := s.address(s.Config.VPC.Subnets.Private[az].CIDR)
+	node, err := s.createNode(ctx, az, size)
+	if apierrors.IsAlreadyExists(err) {
+		// With VPC DNS hostnames off every node is fargate-null: one pod only.
+		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", NodeName(s.Config, netip.Addr{})))
+	}
 	if err != nil {
 		return s.event(ctx, pod, err.Error())
-	}
-	node := s.node(ip, az, size)
-	if _, err := s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-		s.release(ip)
-		if apierrors.IsAlreadyExists(err) {
-			// With VPC DNS hostnames off every node is fargate-null: one pod only.
-			return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", node.Name))
-		}
-		return fmt.Errorf("creating node %s: %w", node.Name, err)
 	}
 	if d := s.Config.Timings.FargatePodStart.Duration; d > 0 {
 		select {
@@ -145,6 +152,33 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	}
 	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", node.Name, "az", az, "size", size.Provisioned.String())
 	return nil
+}
+
+// createNode creates the node of a pod in az, at a free address of the AZ's
+// subnet. An address that is taken after all (by a node made before a
+// restart of the emulator) is remembered and another one drawn.
+func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizing) (*corev1.Node, error) {
+	for range 10 {
+		ip, err := s.address(s.Config.VPC.Subnets.Private[az].CIDR)
+		if err != nil {
+			return nil, err
+		}
+		node := s.node(ip, az, size)
+		_, err = s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			return node, nil
+		case apierrors.IsAlreadyExists(err) && s.Config.DNSHostnames():
+			continue // the address stays marked used
+		case apierrors.IsAlreadyExists(err):
+			s.release(ip)
+			return nil, err
+		default:
+			s.release(ip)
+			return nil, fmt.Errorf("creating node %s: %w", node.Name, err)
+		}
+	}
+	return nil, fmt.Errorf("no free address in the subnet of %s after 10 draws", az)
 }
 
 // profile returns the ACTIVE profile named by the pod's label.
@@ -182,6 +216,15 @@ func (s *Scheduler) address(cidr string) (netip.Addr, error) {
 		}
 	}
 	return netip.Addr{}, fmt.Errorf("subnet %s has no free address", cidr)
+}
+
+func (s *Scheduler) markUsed(ip netip.Addr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used == nil {
+		s.used = map[netip.Addr]bool{}
+	}
+	s.used[ip] = true
 }
 
 func (s *Scheduler) release(ip netip.Addr) {
