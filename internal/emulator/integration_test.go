@@ -96,7 +96,17 @@ func start(t *testing.T, scenario string) *cluster {
 	began := time.Now()
 	c.emulator("up")
 	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
-	t.Cleanup(func() { c.emulator("down") })
+	t.Cleanup(func() {
+		if t.Failed() { // what the daemon and KWOK saw, for the CI log
+			for _, f := range []string{filepath.Join(c.state, "daemon.log"), filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "kwok-controller.log")} {
+				if data, err := os.ReadFile(f); err == nil {
+					lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+					t.Logf("%s (last lines):\n%s", f, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+				}
+			}
+		}
+		c.emulator("down")
+	})
 	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.state, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)

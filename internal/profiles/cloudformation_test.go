@@ -122,17 +122,7 @@ func TestParseDetectsCloudFormation(t *testing.T) {
 		{name: "other resources: not CloudFormation", data: "Resources:\n  B: {Type: AWS::S3::Bucket}\n", wantErr: "no fargateProfile in the file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := []byte(tc.data)
-			if tc.file != "" {
-				var err error
-				if data, err = os.ReadFile(filepath.Join(cfnFixtures, tc.file)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			set, err := Parse("f", data)
-			if (err != nil) != (tc.wantErr != "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("error %v, want %q", err, tc.wantErr)
-			}
+			set := parseFixture(t, cfnFixtures, tc.file, tc.data, tc.wantErr)
 			var got []string
 			for _, p := range set.Profiles {
 				got = append(got, p.Name)

@@ -1,6 +1,8 @@
 package profiles
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,4 +101,23 @@ func TestReadFileMissing(t *testing.T) {
 	if _, err := ReadFile("does-not-exist.yaml"); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Errorf("error %v does not name the file", err)
 	}
+}
+
+// parseFixture runs Parse on a fixture file of dir (or on data when file is
+// empty) and checks that it fails with an error containing wantErr, or
+// succeeds when wantErr is empty.
+func parseFixture(t *testing.T, dir, file, data, wantErr string) Set {
+	t.Helper()
+	raw := []byte(data)
+	if file != "" {
+		var err error
+		if raw, err = os.ReadFile(filepath.Join(dir, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := Parse("f", raw)
+	if (err != nil) != (wantErr != "") || (err != nil && !strings.Contains(err.Error(), wantErr)) {
+		t.Fatalf("error %v, want %q", err, wantErr)
+	}
+	return set
 }

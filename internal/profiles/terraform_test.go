@@ -498,17 +498,7 @@ func TestParseDetectsTerraform(t *testing.T) {
 		{name: "errored plan", file: "errored.plan.json", wantErr: "planning failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := []byte(tc.data)
-			if tc.file != "" {
-				var err error
-				if data, err = os.ReadFile(filepath.Join(tfFixtures, tc.file)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			set, err := Parse("f", data)
-			if (err != nil) != (tc.wantErr != "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("error %v, want %q", err, tc.wantErr)
-			}
+			set := parseFixture(t, tfFixtures, tc.file, tc.data, tc.wantErr)
 			var got []string
 			for _, p := range set.Profiles {
 				got = append(got, p.Name+"/"+p.Status)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/config"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -63,7 +64,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		}
 	}
-	queue := make(chan types.NamespacedName, 1024)
+	// A pod whose scheduling fails (a conflict, the API server restarting) is
+	// retried with backoff; refusals are not failures and are not retried.
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+	defer queue.ShutDown()
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.schedulerName", SchedulerName))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
@@ -72,7 +76,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) {
 				if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
-					queue <- types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+					queue.Add(types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
 				}
 			},
 			DeleteFunc: func(obj any) {
@@ -86,15 +90,22 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		},
 	})
 	go informer.Run(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	}()
 	for {
-		select {
-		case <-ctx.Done():
+		key, quit := queue.Get()
+		if quit {
 			return nil
-		case key := <-queue:
-			if err := s.schedule(ctx, key); err != nil {
-				slog.Warn("fargate-scheduler", "pod", key.String(), "err", err)
-			}
 		}
+		if err := s.schedule(ctx, key); err != nil {
+			slog.Warn("fargate-scheduler will retry", "pod", key.String(), "err", err)
+			queue.AddRateLimited(key)
+		} else {
+			queue.Forget(key)
+		}
+		queue.Done(key)
 	}
 }
 
