@@ -151,30 +151,20 @@ spec:
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, data string) {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
-	write("a.yaml", cm("a"))
-	write("sub/b.yml", cm("b"))
+	write := func(name, data string) { writeFile(t, filepath.Join(dir, name), data) }
+	write("a.yaml", configMap("a"))
+	write("sub/b.yml", configMap("b"))
 	write("sub/c.json", `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}`)
 	write("sub/readme.md", "not read")
-	write(".hidden/d.yaml", cm("d"))
+	write(".hidden/d.yaml", configMap("d"))
 	write(".fargatekit.yaml", "disable: [FG001]\n")
-	write("vendor/e.yaml", cm("e"))
-	write("big.yaml", cm("big")+strings.Repeat("# padding\n", 200))
+	write("vendor/e.yaml", configMap("e"))
+	write("big.yaml", configMap("big")+strings.Repeat("# padding\n", 200))
 
 	var names, errs []string
 	l := &Loader{
 		MaxFileSize: 1000,
-		Stdin:       strings.NewReader(cm("stdin")),
+		Stdin:       strings.NewReader(configMap("stdin")),
 		Skip:        func(p string) bool { return strings.Contains(filepath.ToSlash(p), "/vendor/") },
 	}
 	l.Load([]string{dir, "-", filepath.Join(dir, "missing.yaml")}, func(o *object.Object) {
@@ -247,24 +237,14 @@ func FuzzParse(f *testing.F) {
 // read.
 func TestLoadExpand(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, data string) {
-		t.Helper()
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cm := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
-	write("a.yaml", cm("a"))
+	write := func(name, data string) { writeFile(t, filepath.Join(dir, name), data) }
+	write("a.yaml", configMap("a"))
 	write("chart/Chart.yaml", "name: chart\n")
 	write("chart/templates/cm.yaml", "{{ not YAML }}: [\n")
 	write("m/broken/Chart.yaml", "name: broken\n")
 	write("m/pkg.tgz", "packaged")
-	write("m/z.yaml", cm("z"))
-	write("skipped/c.yaml", cm("c"))
+	write("m/z.yaml", configMap("z"))
+	write("skipped/c.yaml", configMap("c"))
 	write(".hidden/Chart.yaml", "name: hidden\n")
 
 	rel := func(p string) string {
@@ -286,11 +266,11 @@ func TestLoadExpand(t *testing.T) {
 					t.Errorf("Expand(%s): info is not the directory's", path)
 				}
 				return []Document{
-					{File: filepath.Join(path, "templates", "cm.yaml"), Data: []byte(cm("from-chart"))},
+					{File: filepath.Join(path, "templates", "cm.yaml"), Data: []byte(configMap("from-chart"))},
 					{File: filepath.Join(path, "templates", "bad.yaml"), Data: []byte("---\nkind: [\n")},
 				}, true, nil
 			case "pkg.tgz":
-				return []Document{{File: path + ":pkg/templates/cm.yaml", Data: []byte("# rendered\n" + cm("from-archive"))}}, true, nil
+				return []Document{{File: path + ":pkg/templates/cm.yaml", Data: []byte("# rendered\n" + configMap("from-archive"))}}, true, nil
 			case "broken":
 				return nil, true, errors.New("rendering chart broken: template failed")
 			case "skipped":
@@ -333,4 +313,20 @@ func TestLoadExpand(t *testing.T) {
 	if diff := cmp.Diff(wantFiles, onFile); diff != "" {
 		t.Errorf("OnFile (-want +got):\n%s", diff)
 	}
+}
+
+// writeFile writes data to path, making its directories.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configMap is a minimal object named name.
+func configMap(name string) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
 }

@@ -89,14 +89,14 @@ func nonNil[T any](s []T) []T {
 // writePlanText writes the plan sections of the text format.
 func writePlanText(b *bytes.Buffer, p *Plan, pt painter) {
 	r := p.Result
-	b.WriteString(pt.paint(ansiBold, fmt.Sprintf("Plan (%s): %s, one at a time, about %s in the worst order", p.Source, plural(len(r.Steps), "profile operation"), clock(r.Duration))))
+	b.WriteString(pt.paint(ansiBold, fmt.Sprintf("Plan (%s): %s, one at a time, about %s in the worst order", p.Source, plural(len(r.Steps), "profile operation"), plan.FormatDuration(r.Duration))))
 	b.WriteByte('\n')
 	width := 0
 	for _, s := range r.Steps {
 		width = max(width, len(s.Profile))
 	}
 	for i, s := range r.Steps {
-		fmt.Fprintf(b, "  %2d. %-6s %-*s  %7s → %-7s  %s\n", i+1, s.Kind, width, s.Profile, "+"+clock(s.Start), "+"+clock(s.End), s.Address)
+		fmt.Fprintf(b, "  %2d. %-6s %-*s  %7s → %-7s  %s\n", i+1, s.Kind, width, s.Profile, "+"+plan.FormatDuration(s.Start), "+"+plan.FormatDuration(s.End), s.Address)
 	}
 	if len(r.Workloads) > 0 {
 		b.WriteString("\n" + pt.paint(ansiBold, "Workloads: before → during → after") + "\n")
@@ -118,7 +118,7 @@ func writePlanText(b *bytes.Buffer, p *Plan, pt painter) {
 		}
 	}
 	if len(p.Sequence) > 0 {
-		b.WriteString("\n" + pt.paint(ansiBold, "Safe sequence (about "+clock(r.Safe.Duration)+" of profile operations)") + "\n")
+		b.WriteString("\n" + pt.paint(ansiBold, "Safe sequence (about "+plan.FormatDuration(r.Safe.Duration)+" of profile operations)") + "\n")
 		for _, line := range p.Sequence {
 			b.WriteString("  " + line + "\n")
 		}
@@ -128,16 +128,13 @@ func writePlanText(b *bytes.Buffer, p *Plan, pt painter) {
 // writePlanMarkdown writes the plan sections of the markdown format.
 func writePlanMarkdown(b *bytes.Buffer, p *Plan) {
 	r := p.Result
-	fmt.Fprintf(b, "### Plan\n\n%s from %s, one at a time, about %s in the worst order.\n\n", plural(len(r.Steps), "profile operation"), cell(p.Source), clock(r.Duration))
+	fmt.Fprintf(b, "### Plan\n\n%s from %s, one at a time, about %s in the worst order.\n\n", plural(len(r.Steps), "profile operation"), cell(p.Source), plan.FormatDuration(r.Duration))
 	b.WriteString("| # | Operation | Profile | Address |\n| ---: | --- | --- | --- |\n")
 	for i, s := range r.Steps {
 		fmt.Fprintf(b, "| %d | %s | %s | %s |\n", i+1, s.Kind, cell(s.Profile), cell(s.Address))
 	}
 	if len(p.Sequence) > 0 {
-		b.WriteString("\n**Safe sequence** (about " + clock(r.Safe.Duration) + " of profile operations)\n\n```sh\n" + strings.Join(p.Sequence, "\n") + "\n```\n")
+		b.WriteString("\n**Safe sequence** (about " + plan.FormatDuration(r.Safe.Duration) + " of profile operations)\n\n```sh\n" + strings.Join(p.Sequence, "\n") + "\n```\n")
 	}
 	b.WriteByte('\n')
 }
-
-// clock writes a duration in minutes: "23m", or "2m30s".
-func clock(d time.Duration) string { return plan.FormatDuration(d) }
