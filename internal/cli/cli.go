@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fargatekit/fargatekit/internal/cli/check"
-	"github.com/fargatekit/fargatekit/internal/cli/emulator"
-	"github.com/fargatekit/fargatekit/internal/cli/plan"
+	"github.com/fargatekit/fargatekit/internal/cli/checkcmd"
+	"github.com/fargatekit/fargatekit/internal/cli/emulatorcmd"
+	"github.com/fargatekit/fargatekit/internal/cli/plancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/rulescmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 )
@@ -67,6 +67,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(check.NewCommand(s), plan.NewCommand(s), emulator.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
 	return cmd
 }

@@ -27,15 +27,18 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/cert"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
-	"github.com/fargatekit/fargatekit/internal/emulator/fargate"
-	pfargate "github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/internal/emulator/placement"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
 // DaemonOptions say where the daemon finds the cluster and serves.
 type DaemonOptions struct {
-	Config *config.Config
+	Config *clusterconfig.Config
+	// Settings are those of .fargatekit.yaml: what fargate-scheduler refuses,
+	// how it picks AZs, the profile quotas of the EKS API.
+	Settings fargate.Settings
 	// StateDir keeps the EKS API's profiles and the webhook's certificate.
 	StateDir string
 	// Kubeconfig is the admin kubeconfig of the control plane.
@@ -74,7 +77,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the control plane: %w", err)
 	}
-	store, err := eksapi.NewStore(o.Config, filepath.Join(o.StateDir, "eks"))
+	store, err := eksapi.NewStore(o.Config, filepath.Join(o.StateDir, "eks"), eksapi.WithLimits(eksapi.Limits{TagsPerProfile: eksapi.DefaultLimits.TagsPerProfile, Limits: o.Settings.Limits}))
 	if err != nil {
 		return err
 	}
@@ -101,9 +104,9 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("loading the webhook certificate: %w", err)
 	}
-	hook := &fargate.Webhook{Profiles: store.Active}
+	hook := &placement.Webhook{Profiles: store.Active}
 	mux := http.NewServeMux()
-	mux.Handle(fargate.WebhookPath, hook)
+	mux.Handle(placement.WebhookPath, hook)
 	servers := []*http.Server{
 		{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
@@ -117,16 +120,16 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		}
 	}()
 
-	url := "https://" + hookLn.Addr().String() + fargate.WebhookPath
-	if err := registerWebhook(ctx, client, fargate.Configuration(url, certPEM)); err != nil {
+	url := "https://" + hookLn.Addr().String() + placement.WebhookPath
+	if err := registerWebhook(ctx, client, placement.Configuration(url, certPEM)); err != nil {
 		return err
 	}
 	// Deleting a profile stops its pods, as EKS does.
 	store.OnChange(func(name, from, to string) {
-		if to != pfargate.StatusDeleting {
+		if to != fargate.StatusDeleting {
 			return
 		}
-		if err := fargate.StopProfilePods(context.WithoutCancel(ctx), client, name); err != nil {
+		if err := placement.StopProfilePods(context.WithoutCancel(ctx), client, name); err != nil {
 			slog.Warn("stopping the pods of a deleted profile", "profile", name, "err", err)
 		}
 	})
@@ -138,7 +141,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	sched := &fargate.Scheduler{Client: client, Config: o.Config, Profiles: store.Active, Rand: rand.New(rand.NewPCG(seed, seed))}
+	sched := &placement.Scheduler{Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Rand: rand.New(rand.NewPCG(seed, seed))}
 	go func() { errs <- sched.Run(ctx) }()
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {
@@ -209,9 +212,9 @@ func registerWebhook(ctx context.Context, client kubernetes.Interface, desired *
 
 // ensureNodeGroups creates the EC2 nodes of the managed node groups, spread
 // over their AZs; KWOK keeps them Ready and runs the pods bound to them.
-func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *config.Config) error {
+func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *clusterconfig.Config) error {
 	for _, ng := range cfg.NodeGroups {
-		it := config.InstanceTypes[ng.InstanceType]
+		it := clusterconfig.InstanceTypes[ng.InstanceType]
 		for i := range ng.DesiredCapacity {
 			az := ng.AvailabilityZones[i%len(ng.AvailabilityZones)]
 			name := fmt.Sprintf("ip-10-0-%d-%d.%s.compute.internal", 200+i%50, 10+i, cfg.Metadata.Region)
@@ -228,7 +231,7 @@ func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *con
 						"topology.kubernetes.io/region": cfg.Metadata.Region, "kubernetes.io/arch": it.Arch,
 						"kubernetes.io/os": "linux", corev1.LabelHostname: name, "type": "kwok",
 					},
-					Annotations: map[string]string{fargate.KwokNodeAnnotation: "fake"},
+					Annotations: map[string]string{placement.KwokNodeAnnotation: "fake"},
 				},
 				Spec: corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/i-%016x", az, i+1)},
 				Status: corev1.NodeStatus{

@@ -16,12 +16,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/settings"
 )
 
 // Options say where an emulator lives and what runs it.
 type Options struct {
-	Config *config.Config
+	Config *clusterconfig.Config
+	// Settings are those of .fargatekit.yaml; SettingsPath is its file, ""
+	// for none. The daemon reads it again.
+	Settings     *settings.Settings
+	SettingsPath string
 	// ConfigPath is the configuration file given, "" for the defaults; the
 	// daemon reads it again.
 	ConfigPath string
@@ -216,6 +221,9 @@ func (o *Options) startDaemon() error {
 		"--eks-port", strconv.Itoa(o.EKSPort), "--webhook-port", strconv.Itoa(o.WebhookPort)}
 	if o.ConfigPath != "" {
 		args = append(args, "--config", o.ConfigPath)
+	}
+	if o.SettingsPath != "" {
+		args = append(args, "--settings", o.SettingsPath)
 	}
 	cmd := exec.Command(o.Self, args...)
 	cmd.Stdout, cmd.Stderr = log, log

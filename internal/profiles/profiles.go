@@ -152,12 +152,12 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 
 // admit adds a profile read from a file to the set, unless EKS would have
 // refused it: then the cluster cannot have it, and the error says why and
-// where (the file's field or resource). Quotas are not checked: AWS raises
-// them on request. A partial profile (fields known only after apply) is
+// where (the file's field or resource). Quotas are not checked here: AWS
+// raises them on request, and the settings say the cluster's (FG024). A partial profile (fields known only after apply) is
 // admitted unchecked.
 func (s *Set) admit(p fargate.Profile, where string, partial bool) error {
 	if !partial {
-		if err := p.Validate(fargate.Limits{}); err != nil {
+		if err := p.Validate(fargate.Limits{}).Err(); err != nil {
 			return fmt.Errorf("%s (%s) is left out: %w", where, p.Name, err)
 		}
 	}
@@ -205,7 +205,7 @@ func ParseInline(spec string) (fargate.Profile, error) {
 			}
 		}
 	}
-	if err := p.Validate(fargate.DefaultLimits); err != nil {
+	if err := p.Validate(fargate.Limits{}).Err(); err != nil {
 		return p, fmt.Errorf("--fargate-profile %q: %w", spec, err)
 	}
 	return p, nil

@@ -107,6 +107,7 @@ func sample() *Report {
 				Ref: big, Source: object.Source{File: "deploy/big.yaml", Line: 1}, Namespace: "default", Replicas: 1,
 				Placement: fargate.Placement{Fargate: true, Profile: "batch", Matching: []string{"batch"}},
 				Sizing:    fargate.Sizing{RequestedMilliCPU: 32000, RequestedMemoryMiB: 65536, EphemeralGiB: 20},
+				Refusals:  []fargate.Refusal{{Kind: fargate.RefuseOversize}},
 			},
 			{
 				Ref: report, Source: object.Source{File: "deploy/report.yaml", Line: 1}, Namespace: "prod", Replicas: 1,

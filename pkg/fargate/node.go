@@ -1,7 +1,9 @@
 package fargate
 
 import (
+	"net/netip"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -89,4 +91,28 @@ func onlyKeys(spec *corev1.PodSpec, keys []string) corev1.PodSpec {
 		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
 	}}
 	return out
+}
+
+// PrivateDNSName is the EC2 private DNS name of an address in region, as
+// the VPC's DNS hostnames give it: ip-10-0-1-2.ec2.internal in us-east-1,
+// ip-10-0-1-2.<region>.compute.internal in every other region.
+func PrivateDNSName(region string, ip netip.Addr) string {
+	host := "ip-" + strings.ReplaceAll(ip.String(), ".", "-")
+	if region == "us-east-1" {
+		return host + ".ec2.internal"
+	}
+	return host + "." + region + ".compute.internal"
+}
+
+// NullNodeName is the name of every Fargate node when the VPC has DNS
+// hostnames disabled: the names collide, so only one Fargate pod runs.
+const NullNodeName = "fargate-null"
+
+// NodeName is the name of the Fargate node of a pod at ip: "fargate-" and
+// the address's private DNS name, or NullNodeName without DNS hostnames.
+func NodeName(region string, ip netip.Addr, dnsHostnames bool) string {
+	if !dnsHostnames {
+		return NullNodeName
+	}
+	return "fargate-" + PrivateDNSName(region, ip)
 }

@@ -22,20 +22,31 @@ type Placement struct {
 const (
 	ReasonEC2Annotation = "annotated eks.amazonaws.com/compute-type: ec2"
 	ReasonEC2Affinity   = "requires nodes that are not Fargate (node selector or required node affinity)"
+	ReasonOwnScheduler  = "names a scheduler of its own"
 	ReasonNoProfile     = "no Fargate profile matches"
 )
 
-// Place decides where the pods of tmpl in namespace ns go. profiles == nil
-// means no profiles are known: every pod is then assessed as a Fargate
-// candidate, unless it keeps itself off Fargate.
+// Place decides where the pods of tmpl in namespace ns go, as EKS's Fargate
+// webhook does when a pod is created: a pod annotated compute-type ec2, or
+// naming a scheduler of its own, is left alone; otherwise the profile Choose
+// picks sends it to fargate-scheduler. The webhook does not look at the
+// pod's node selection: a pod whose node selector excludes Fargate still goes
+// there, and fargate-scheduler refuses it (Refusals).
+//
+// profiles == nil means no profiles are known: every pod is then assessed as
+// a Fargate candidate, unless it keeps itself off Fargate, node selection
+// included (it is meant for EC2 by design).
 func Place(profiles []Profile, ns string, tmpl *corev1.PodTemplateSpec) Placement {
 	if tmpl.Annotations[ComputeTypeAnnotation] == "ec2" {
 		return Placement{Reason: ReasonEC2Annotation}
 	}
-	if ExcludesFargate(&tmpl.Spec) {
-		return Placement{Reason: ReasonEC2Affinity}
+	if s := tmpl.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
+		return Placement{Reason: ReasonOwnScheduler}
 	}
 	if profiles == nil {
+		if ExcludesFargate(&tmpl.Spec) {
+			return Placement{Reason: ReasonEC2Affinity}
+		}
 		return Placement{Fargate: true}
 	}
 	c := Choose(profiles, ns, tmpl.Labels)

@@ -3,6 +3,7 @@ package fargate
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -49,39 +50,118 @@ type Profile struct {
 // Active reports whether the profile places new pods.
 func (p *Profile) Active() bool { return p.Status == "" || p.Status == StatusActive }
 
-// Limits are EKS's quotas on profiles. They are adjustable on AWS, hence a
-// value; a zero limit is not checked.
+// Limits are EKS's quotas on profiles. They are adjustable on AWS (raised on
+// request), hence settings; a zero limit is not checked.
 type Limits struct {
+	ProfilesPerCluster  int
 	SelectorsPerProfile int
 	LabelsPerSelector   int
 }
 
-// DefaultLimits are the documented defaults.
-var DefaultLimits = Limits{SelectorsPerProfile: 5, LabelsPerSelector: 5}
+// DefaultLimits are the documented defaults (current values unconfirmed).
+var DefaultLimits = Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 5, LabelsPerSelector: 5}
 
-// Validate reports what EKS would refuse in the profile.
-func (p *Profile) Validate(l Limits) error {
-	var errs []error
-	if p.Name == "" {
-		errs = append(errs, errors.New("fargateProfileName is required"))
-	} else if strings.HasPrefix(p.Name, "eks-") {
-		errs = append(errs, fmt.Errorf("fargateProfileName %q starts with the reserved prefix 'eks-'", p.Name))
+// ViolationKind is one thing EKS refuses in a profile.
+type ViolationKind string
+
+// What EKS refuses in profiles.
+const (
+	NameRequired      ViolationKind = "name-required"
+	NameReserved      ViolationKind = "name-reserved"
+	NameInvalid       ViolationKind = "name-invalid"
+	SelectorRequired  ViolationKind = "selector-required"
+	NamespaceRequired ViolationKind = "namespace-required"
+	TooManySelectors  ViolationKind = "too-many-selectors"
+	TooManyLabels     ViolationKind = "too-many-labels"
+	TooManyProfiles   ViolationKind = "too-many-profiles"
+)
+
+// Violation is one thing EKS refuses in a profile, at a field of it.
+type Violation struct {
+	Kind ViolationKind
+	// Field is the profile's field ("selectors[1].labels"), in the EKS API's names.
+	Field string
+	// Message says what is wrong, to be read after the field.
+	Message string
+	// Limit is the quota exceeded, for the quota kinds.
+	Limit int
+}
+
+func (v Violation) Error() string { return v.Field + " " + v.Message }
+
+// Quota reports whether the violation exceeds one of EKS's adjustable
+// quotas: EKS refuses the profile, but another account's limits may allow it.
+func (v Violation) Quota() bool {
+	return v.Kind == TooManySelectors || v.Kind == TooManyLabels || v.Kind == TooManyProfiles
+}
+
+// Violations are a profile's violations.
+type Violations []Violation
+
+// Err joins the violations into an error; nil when there are none.
+func (vs Violations) Err() error {
+	errs := make([]error, len(vs))
+	for i, v := range vs {
+		errs[i] = v
+	}
+	return errors.Join(errs...)
+}
+
+// Without returns the violations that are not quotas.
+func (vs Violations) Without(quota bool) Violations {
+	var out Violations
+	for _, v := range vs {
+		if v.Quota() != quota {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// profileName is what EKS accepts as a profile name: CloudFormation's
+// pattern and length (unconfirmed for the API itself).
+var profileName = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
+
+// Validate returns what EKS refuses in the profile, name first, then
+// selectors, each with the field it concerns.
+func (p *Profile) Validate(l Limits) Violations {
+	var out Violations
+	bad := func(kind ViolationKind, field string, limit int, format string, args ...any) {
+		out = append(out, Violation{Kind: kind, Field: field, Limit: limit, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case p.Name == "":
+		bad(NameRequired, "fargateProfileName", 0, "is required")
+	case strings.HasPrefix(p.Name, "eks-"):
+		bad(NameReserved, "fargateProfileName", 0, "%q starts with the reserved prefix 'eks-'", p.Name)
+	case len(p.Name) > 100 || !profileName.MatchString(p.Name):
+		bad(NameInvalid, "fargateProfileName", 0, "%q is not valid: letters, digits, - and _, starting with a letter or digit, at most 100 characters", p.Name)
 	}
 	if len(p.Selectors) == 0 {
-		errs = append(errs, errors.New("at least one selector is required"))
+		bad(SelectorRequired, "selectors", 0, "is empty: at least one selector is required")
 	}
 	if l.SelectorsPerProfile > 0 && len(p.Selectors) > l.SelectorsPerProfile {
-		errs = append(errs, fmt.Errorf("%d selectors, at most %d are allowed", len(p.Selectors), l.SelectorsPerProfile))
+		bad(TooManySelectors, "selectors", l.SelectorsPerProfile, "has %d selectors, at most %d are allowed", len(p.Selectors), l.SelectorsPerProfile)
 	}
 	for i, s := range p.Selectors {
 		if s.Namespace == "" {
-			errs = append(errs, fmt.Errorf("selectors[%d].namespace is required", i))
+			bad(NamespaceRequired, fmt.Sprintf("selectors[%d].namespace", i), 0, "is required")
 		}
 		if l.LabelsPerSelector > 0 && len(s.Labels) > l.LabelsPerSelector {
-			errs = append(errs, fmt.Errorf("selectors[%d] has %d labels, at most %d are allowed", i, len(s.Labels), l.LabelsPerSelector))
+			bad(TooManyLabels, fmt.Sprintf("selectors[%d].labels", i), l.LabelsPerSelector, "has %d labels, at most %d are allowed", len(s.Labels), l.LabelsPerSelector)
 		}
 	}
-	return errors.Join(errs...)
+	return out
+}
+
+// ValidateCluster returns what EKS refuses in a cluster's set of profiles
+// beyond each profile's own fields: more profiles than the quota.
+func ValidateCluster(profiles []Profile, l Limits) Violations {
+	if l.ProfilesPerCluster > 0 && len(profiles) > l.ProfilesPerCluster {
+		return Violations{{Kind: TooManyProfiles, Field: "fargateProfiles", Limit: l.ProfilesPerCluster,
+			Message: fmt.Sprintf("has %d profiles for one cluster, at most %d are allowed", len(profiles), l.ProfilesPerCluster)}}
+	}
+	return nil
 }
 
 // Matches reports whether a pod in namespace ns with the given labels matches

@@ -75,10 +75,10 @@ type Engine struct {
 func NewEngine(ctx *Context, rules []*Rule, opts Options) *Engine {
 	e := &Engine{ctx: ctx, opts: opts, ignored: map[objectKey]map[string]bool{}, state: Cluster{Objects: map[string][]*object.Object{}}}
 	for _, r := range rules {
-		if r.Check != nil {
-			e.object = append(e.object, r)
-		} else {
+		if r.CheckCluster != nil {
 			e.cluster = append(e.cluster, r)
+		} else {
+			e.object = append(e.object, r)
 		}
 	}
 	return e
@@ -99,7 +99,12 @@ func (e *Engine) Add(obj *object.Object) {
 		e.state.Workloads = append(e.state.Workloads, w)
 	}
 	for _, r := range e.object {
-		e.add(r, r.Check(e.ctx, obj, w))
+		if r.Refusal != "" && w != nil {
+			e.add(r, refused(obj, w, r.Refusal))
+		}
+		if r.Check != nil {
+			e.add(r, r.Check(e.ctx, obj, w))
+		}
 	}
 	if retained[obj.Ref.Kind] {
 		e.state.Objects[obj.Ref.Kind] = append(e.state.Objects[obj.Ref.Kind], obj)
@@ -138,6 +143,10 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 			})
 		}
 	}
+	if w.Placement.Fargate {
+		_, daemonSet := obj.Typed.(*appsv1.DaemonSet)
+		w.Refusals = fargate.Refusals(&tmpl.Spec, daemonSet, e.ctx.Settings)
+	}
 	if w.Placement.Fargate && w.Sizing.Fits {
 		w.HourlyCostUSD = e.ctx.Price.Hourly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB) * float64(w.Replicas)
 		if !RunsToCompletion(obj) {
@@ -145,6 +154,25 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		}
 	}
 	return w
+}
+
+// refused returns a blocker at the field of every refusal of the kind of a
+// workload on Fargate, worded by the refusal's detail.
+func refused(obj *object.Object, w *Workload, kind fargate.RefusalKind) []Finding {
+	var out []Finding
+	for _, r := range w.Refusals {
+		if r.Kind != kind {
+			continue
+		}
+		path := "kind" // the pod as a whole: the object's kind
+		if r.Field != "" {
+			path = obj.Pod.SpecPath(r.Field)
+		}
+		f := At(obj, path, "%s%s", r.Detail, Where(w))
+		f.Severity = Blocker
+		out = append(out, f)
+	}
+	return out
 }
 
 // RunsToCompletion reports whether the object's pods finish (Jobs, CronJobs,

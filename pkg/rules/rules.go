@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -88,7 +89,14 @@ type Rule struct {
 	Remediation string
 	// Unconfirmed says which part of the behaviour no AWS source settles; empty when all is documented.
 	Unconfirmed string
-	// Check runs on every object as it is read; w is nil for objects that create no pods.
+	// Refusal is the reason fargate-scheduler refuses a pod that this rule
+	// reports: the engine reports, as blockers, the refusals of this kind of
+	// every workload on Fargate (fargate.Refusals), where fargate.Refusal.Field
+	// points. The emulator's fargate-scheduler refuses exactly these.
+	Refusal fargate.RefusalKind
+	// Check runs on every object as it is read; w is nil for objects that
+	// create no pods. A rule with a Refusal may also have a Check: what it
+	// reports when the settings say Fargate accepts the pod after all.
 	Check func(ctx *Context, obj *object.Object, w *Workload) []Finding
 	// CheckCluster runs once after every object was read, for rules that relate objects.
 	CheckCluster func(ctx *Context, c *Cluster) []Finding
@@ -154,6 +162,9 @@ type Workload struct {
 	Claims []string
 	// DynamicVolumes are the volumes provisioned per pod or replica.
 	DynamicVolumes []DynamicVolume
+	// Refusals are the reasons fargate-scheduler refuses the pods; nil when
+	// they do not go to Fargate.
+	Refusals []fargate.Refusal
 }
 
 // DynamicVolume is a volume created on demand for the pods: a StatefulSet
@@ -169,10 +180,9 @@ type DynamicVolume struct {
 }
 
 // Runs reports whether the workload's pods run on Fargate: sent there by a
-// profile, of a size Fargate has, and not DaemonSet pods, which Fargate
-// refuses (FG001).
+// profile, and not refused by fargate-scheduler.
 func (w *Workload) Runs() bool {
-	return w.Placement.Fargate && w.Sizing.Fits && w.Ref.Kind != "DaemonSet"
+	return w.Placement.Fargate && len(w.Refusals) == 0
 }
 
 // Context is what every rule may read about the run.
@@ -190,16 +200,10 @@ type Context struct {
 	// PodIdentity lists EKS Pod Identity associations known from outside the
 	// manifests (eksctl ClusterConfig).
 	PodIdentity []PodIdentityAssociation
-	// AllowedCapabilities are the Linux capabilities assumed to be accepted
-	// on Fargate when added, without the CAP_ prefix; nil means
-	// DefaultAllowedCapabilities.
-	AllowedCapabilities []string
+	// Settings are the settings of .fargatekit.yaml that model EKS: allowed
+	// capabilities, privilege escalation, quotas (a zero limit is not checked).
+	Settings fargate.Settings
 }
-
-// DefaultAllowedCapabilities are the capabilities assumed accepted when no
-// configuration says otherwise: EKS's own CoreDNS adds NET_BIND_SERVICE and
-// runs on Fargate. No AWS source lists the accepted capabilities.
-var DefaultAllowedCapabilities = []string{"NET_BIND_SERVICE"}
 
 // PodIdentityAssociation binds an IAM role to a service account with EKS Pod Identity.
 type PodIdentityAssociation struct {
@@ -247,10 +251,20 @@ func (r *Rule) Validate() error {
 	if r.Summary == "" || r.Doc == "" || r.Remediation == "" {
 		problems = append(problems, "summary, doc and remediation are required")
 	}
-	// Engine rules have exactly one check; plan rules (PL) have none: the
-	// plan simulation produces their findings.
-	if engine := !strings.HasPrefix(r.ID, "PL"); engine == ((r.Check == nil) == (r.CheckCluster == nil)) {
-		problems = append(problems, "an FG or DEP rule sets exactly one of Check and CheckCluster, a PL rule neither")
+	// Engine rules have exactly one check (a Refusal is one, which may come
+	// with a Check); plan rules (PL) have none: the plan simulation produces
+	// their findings.
+	checks := 0
+	for _, set := range []bool{r.Check != nil && r.Refusal == "", r.CheckCluster != nil, r.Refusal != ""} {
+		if set {
+			checks++
+		}
+	}
+	if engine := !strings.HasPrefix(r.ID, "PL"); (engine && checks != 1) || (!engine && checks != 0) {
+		problems = append(problems, "an FG or DEP rule sets exactly one of Refusal, Check and CheckCluster, a PL rule none")
+	}
+	if r.Refusal != "" && (r.CheckCluster != nil || !slices.Contains(fargate.RefusalKinds, r.Refusal)) {
+		problems = append(problems, fmt.Sprintf("refusal %q is not a fargate.RefusalKind, or comes with a CheckCluster", r.Refusal))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("rule %s (%s): %s", r.ID, r.Name, strings.Join(problems, "; "))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
@@ -28,7 +29,18 @@ func TestRegistry(t *testing.T) {
 			r := valid("FG001", "a")
 			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
 			return r
-		}()}, "sets exactly one of Check and CheckCluster"},
+		}()}, "sets exactly one of Refusal, Check and CheckCluster"},
+		"refusal and cluster check": {[]*Rule{func() *Rule {
+			r := valid("FG001", "a")
+			r.Check, r.Refusal = nil, fargate.RefusePrivileged
+			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
+			return r
+		}()}, "sets exactly one of Refusal, Check and CheckCluster"},
+		"unknown refusal": {[]*Rule{func() *Rule {
+			r := valid("FG001", "a")
+			r.Check, r.Refusal = nil, "teleport"
+			return r
+		}()}, `refusal "teleport" is not a fargate.RefusalKind`},
 		"no doc": {[]*Rule{func() *Rule { r := valid("FG001", "a"); r.Doc = ""; return r }()}, "required"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 
@@ -30,7 +30,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
 	}
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	cfg.Timings.ProfileCreate.Duration = 500 * time.Millisecond
 	cfg.Timings.ProfileDelete.Duration = 500 * time.Millisecond
 	store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(clock.RealClock{}), eksapi.WithLogger(slog.New(slog.DiscardHandler)))

@@ -3,6 +3,8 @@ package eksapi
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
 // Error types of the EKS API, as sent in the x-amzn-errortype header.
@@ -120,6 +122,30 @@ func errTooManyLabels(cluster, name string, limit int) *apiError {
 // Composed after errTooManyLabels (unconfirmed).
 func errTooManySelectors(cluster, name string, limit int) *apiError {
 	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, name, "Request contains more than %d Selectors", limit)
+}
+
+// violationError answers a profile the domain's validation refuses, with
+// EKS's text for each kind of violation.
+func violationError(cluster, name string, v fargate.Violation) *apiError {
+	switch v.Kind {
+	case fargate.NameRequired:
+		return invalidParameter(cluster, name, "fargateProfileName is required.")
+	case fargate.NameReserved:
+		return errReservedPrefix(cluster, name)
+	case fargate.NameInvalid:
+		return invalidParameter(cluster, name, "fargateProfileName %q is invalid: it must start with a letter or digit, contain only letters, digits, - and _, and be at most 100 characters long.", name)
+	case fargate.SelectorRequired:
+		return errNoSelector(cluster, name)
+	case fargate.TooManySelectors:
+		return errTooManySelectors(cluster, name, v.Limit)
+	case fargate.NamespaceRequired:
+		return errSelectorNamespace(cluster, name)
+	case fargate.TooManyLabels:
+		return errTooManyLabels(cluster, name, v.Limit)
+	case fargate.TooManyProfiles:
+		return errProfileLimit(cluster, name)
+	}
+	return invalidParameter(cluster, name, "%s.", v.Error())
 }
 
 // invalidParameter is an InvalidParameterException with a composed text

@@ -11,7 +11,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 
@@ -28,7 +28,7 @@ func FuzzCreateFargateProfile(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	f.Fuzz(func(t *testing.T, body string) {
 		store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(testingclock.NewFakeClock(t0)), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {

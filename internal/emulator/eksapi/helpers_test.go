@@ -17,7 +17,7 @@ import (
 	smithy "github.com/aws/smithy-go"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 
@@ -25,7 +25,7 @@ import (
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 const (
-	cluster = "fargatekit" // config.Default's cluster
+	cluster = "fargatekit" // clusterconfig.Default's cluster
 	roleARN = "arn:aws:iam::111122223333:role/AmazonEKSFargatePodExecutionRole"
 	caPEM   = "-----BEGIN CERTIFICATE-----\nMIIBemulator\n-----END CERTIFICATE-----\n"
 )
@@ -40,7 +40,7 @@ func (fakeCluster) CreatedAt() time.Time         { return t0.Add(-time.Hour) }
 // env is a Store and Server of the default cluster, an httptest server of
 // the handler and an SDK client of it.
 type env struct {
-	cfg    *config.Config
+	cfg    *clusterconfig.Config
 	dir    string
 	clock  *testingclock.FakeClock
 	store  *eksapi.Store
@@ -51,9 +51,9 @@ type env struct {
 
 // newEnv sets up an env with a fake clock at t0 (opts may replace it);
 // edit changes the default configuration first.
-func newEnv(t testing.TB, edit func(*config.Config), opts ...eksapi.Option) *env {
+func newEnv(t testing.TB, edit func(*clusterconfig.Config), opts ...eksapi.Option) *env {
 	t.Helper()
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	cfg.Timings.ProfileCreate.Duration = 2 * time.Minute
 	cfg.Timings.ProfileDelete.Duration = 3 * time.Minute
 	if edit != nil {
@@ -69,7 +69,7 @@ func (e *env) reopen(t testing.TB) *env {
 	return open(t, e.cfg, e.dir, testingclock.NewFakeClock(e.clock.Now()))
 }
 
-func open(t testing.TB, cfg *config.Config, dir string, clk *testingclock.FakeClock, opts ...eksapi.Option) *env {
+func open(t testing.TB, cfg *clusterconfig.Config, dir string, clk *testingclock.FakeClock, opts ...eksapi.Option) *env {
 	t.Helper()
 	e := &env{cfg: cfg, dir: dir, clock: clk}
 	defaults := []eksapi.Option{eksapi.WithClock(e.clock), eksapi.WithLogger(slog.New(slog.DiscardHandler))}

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/utils/clock"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
@@ -26,7 +26,7 @@ var arnRE = regexp.MustCompile(`^arn:aws:eks:us-east-1:111122223333:fargateprofi
 // TestWaiters runs a profile through its whole lifecycle on the real clock
 // with short timings, waiting with the SDK's own waiters.
 func TestWaiters(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) {
+	e := newEnv(t, func(c *clusterconfig.Config) {
 		c.Timings.ProfileCreate.Duration = 300 * time.Millisecond
 		c.Timings.ProfileDelete.Duration = 300 * time.Millisecond
 	}, eksapi.WithClock(clock.RealClock{}))
@@ -109,13 +109,13 @@ func TestWaiters(t *testing.T) {
 // TestRules checks each refusal of CreateFargateProfile and
 // DeleteFargateProfile, the typed SDK error and its text.
 func TestRules(t *testing.T) {
-	tenProfiles := func(c *config.Config) {
+	tenProfiles := func(c *clusterconfig.Config) {
 		for i := range 10 {
-			c.FargateProfiles = append(c.FargateProfiles, config.Profile{Name: fmt.Sprintf("p%02d", i), Selectors: []fargate.Selector{{Namespace: "ns"}}})
+			c.FargateProfiles = append(c.FargateProfiles, clusterconfig.Profile{Name: fmt.Sprintf("p%02d", i), Selectors: []fargate.Selector{{Namespace: "ns"}}})
 		}
 	}
-	seeded := func(c *config.Config) {
-		c.FargateProfiles = []config.Profile{{Name: "seed", Selectors: []fargate.Selector{{Namespace: "kube-system"}}}}
+	seeded := func(c *clusterconfig.Config) {
+		c.FargateProfiles = []clusterconfig.Profile{{Name: "seed", Selectors: []fargate.Selector{{Namespace: "kube-system"}}}}
 	}
 	labels := func(n int) map[string]string {
 		m := map[string]string{}
@@ -126,7 +126,7 @@ func TestRules(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		config func(*config.Config)
+		config func(*clusterconfig.Config)
 		before func(t *testing.T, e *env)
 		create *eks.CreateFargateProfileInput // else delete
 		delete string
@@ -144,9 +144,9 @@ func TestRules(t *testing.T) {
 		want:   "*types.ResourceInUseException: Cannot create Fargate Profile second because cluster fargatekit currently has Fargate profile seed in status DELETING",
 	}, {
 		name: "delete while another is DELETING",
-		config: func(c *config.Config) {
+		config: func(c *clusterconfig.Config) {
 			seeded(c)
-			c.FargateProfiles = append(c.FargateProfiles, config.Profile{Name: "other", Selectors: []fargate.Selector{{Namespace: "x"}}})
+			c.FargateProfiles = append(c.FargateProfiles, clusterconfig.Profile{Name: "other", Selectors: []fargate.Selector{{Namespace: "x"}}})
 		},
 		before: func(t *testing.T, e *env) { e.delete(t, "seed") },
 		delete: "other",

@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -44,7 +44,7 @@ type ClusterInfo interface {
 
 // Server serves the EKS API of one cluster over a Store.
 type Server struct {
-	cfg     *config.Config
+	cfg     *clusterconfig.Config
 	store   *Store
 	cluster ClusterInfo
 	log     *slog.Logger
@@ -52,7 +52,7 @@ type Server struct {
 }
 
 // NewServer returns the EKS API of cfg's cluster, over store.
-func NewServer(cfg *config.Config, store *Store, cluster ClusterInfo) *Server {
+func NewServer(cfg *clusterconfig.Config, store *Store, cluster ClusterInfo) *Server {
 	s := &Server{cfg: cfg, store: store, cluster: cluster, log: store.log}
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s

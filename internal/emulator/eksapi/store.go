@@ -18,7 +18,7 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -35,18 +35,16 @@ const DefaultPodExecutionRole = "AmazonEKSFargatePodExecutionRole"
 
 // Limits are EKS's quotas on Fargate profiles. A zero limit is not checked.
 type Limits struct {
-	// ProfilesPerCluster is the number of profiles a cluster may have, in
-	// any status.
-	ProfilesPerCluster int
 	// TagsPerProfile is the number of tags a profile may carry.
 	TagsPerProfile int
-	// Selectors per profile and labels per selector.
+	// Profiles per cluster (in any status), selectors per profile and labels
+	// per selector: the settings' quotas.
 	fargate.Limits
 }
 
 // DefaultLimits are EKS's documented defaults (adjustable on AWS; the current
 // values are unconfirmed, see fargate-facts §1).
-var DefaultLimits = Limits{ProfilesPerCluster: 10, TagsPerProfile: 50, Limits: fargate.DefaultLimits}
+var DefaultLimits = Limits{TagsPerProfile: 50, Limits: fargate.DefaultLimits}
 
 // Health is a profile's health: its issues, none in the emulator.
 type Health struct {
@@ -106,7 +104,7 @@ type change struct{ name, from, to string }
 // Store is the cluster's Fargate profiles, persisted in a state directory.
 // It is safe for concurrent use.
 type Store struct {
-	cfg    *config.Config
+	cfg    *clusterconfig.Config
 	path   string
 	clock  clock.WithTicker
 	limits Limits
@@ -137,7 +135,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // NewStore opens the Fargate profiles of cfg's cluster in dir, creating dir
 // if needed. On a fresh directory the profiles of cfg are created ACTIVE. A
 // state file that cannot be read is an error naming the file.
-func NewStore(cfg *config.Config, dir string, opts ...Option) (*Store, error) {
+func NewStore(cfg *clusterconfig.Config, dir string, opts ...Option) (*Store, error) {
 	s := &Store{cfg: cfg, path: filepath.Join(dir, StateFile), clock: clock.RealClock{}, limits: DefaultLimits, log: slog.Default()}
 	for _, o := range opts {
 		o(s)
@@ -452,23 +450,18 @@ type createInput struct {
 }
 
 var (
-	profileNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
-	roleARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/(.+)$`)
-	roleNameRE    = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	roleARNRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/(.+)$`)
+	roleNameRE = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
 )
 
 // validate checks a create as EKS does, before looking at the other
 // profiles. Texts not documented in errors.go are composed (unconfirmed).
 func (s *Store) validate(in *createInput) *apiError {
 	cluster, name := s.cfg.Metadata.Name, in.Name
-	switch {
-	case name == "":
-		return invalidParameter(cluster, name, "fargateProfileName is required.")
-	case strings.HasPrefix(name, "eks-"):
-		return errReservedPrefix(cluster, name)
-	case len(name) > 100 || !profileNameRE.MatchString(name):
-		// The pattern and length are CloudFormation's (unconfirmed for the API).
-		return invalidParameter(cluster, name, "fargateProfileName %q is invalid: it must start with a letter or digit, contain only letters, digits, - and _, and be at most 100 characters long.", name)
+	// The domain's validation, in EKS's order: the name, the role, the selectors.
+	violations := (&fargate.Profile{Name: name, Selectors: in.Selectors}).Validate(s.limits.Limits)
+	if len(violations) > 0 && violations[0].Field == "fargateProfileName" {
+		return violationError(cluster, name, violations[0])
 	}
 	if in.PodExecutionRoleARN == "" {
 		return invalidParameter(cluster, name, "podExecutionRoleArn is required.")
@@ -481,19 +474,8 @@ func (s *Store) validate(in *createInput) *apiError {
 		// fargate-facts §1: the role may have no path other than /.
 		return invalidParameter(cluster, name, "podExecutionRoleArn %q is not valid: the pod execution role must have no path other than /.", in.PodExecutionRoleARN)
 	}
-	if len(in.Selectors) == 0 {
-		return errNoSelector(cluster, name)
-	}
-	if l := s.limits.SelectorsPerProfile; l > 0 && len(in.Selectors) > l {
-		return errTooManySelectors(cluster, name, l)
-	}
-	for _, sel := range in.Selectors {
-		if sel.Namespace == "" {
-			return errSelectorNamespace(cluster, name)
-		}
-		if l := s.limits.LabelsPerSelector; l > 0 && len(sel.Labels) > l {
-			return errTooManyLabels(cluster, name, l)
-		}
+	if len(violations) > 0 {
+		return violationError(cluster, name, violations[0])
 	}
 	for _, id := range in.Subnets {
 		if _, ok := s.cfg.SubnetAZ(id); ok {

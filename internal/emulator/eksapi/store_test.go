@@ -11,13 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
-func twoSeeds(c *config.Config) {
-	c.FargateProfiles = []config.Profile{
+func twoSeeds(c *clusterconfig.Config) {
+	c.FargateProfiles = []clusterconfig.Profile{
 		{Name: "s1", Selectors: []fargate.Selector{{Namespace: "kube-system"}}},
 		{Name: "s2", Selectors: []fargate.Selector{{Namespace: "apps", Labels: map[string]string{"tier": "web"}}}, Subnets: []string{"subnet-private2"}},
 	}
@@ -136,7 +136,7 @@ func TestCorruptState(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := eksapi.NewStore(config.Default(), dir, eksapi.WithClock(testingclock.NewFakeClock(t0)))
+			_, err := eksapi.NewStore(clusterconfig.Default(), dir, eksapi.WithClock(testingclock.NewFakeClock(t0)))
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("NewStore error %v, want one naming %s and saying %q", err, path, tt.want)
 			}

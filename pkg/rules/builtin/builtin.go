@@ -4,8 +4,8 @@ package builtin
 import (
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/availability"
+	"github.com/fargatekit/fargatekit/pkg/rules/clustersetup"
 	"github.com/fargatekit/fargatekit/pkg/rules/compat"
-	"github.com/fargatekit/fargatekit/pkg/rules/config"
 	"github.com/fargatekit/fargatekit/pkg/rules/cost"
 	"github.com/fargatekit/fargatekit/pkg/rules/deprecation"
 )
@@ -35,15 +35,16 @@ func Rules() []*rules.Rule {
 		compat.AmbiguousProfile,
 		compat.ProfileLabelMismatch,
 		compat.PodIdentity,
+		compat.NodeSelection,
 		availability.AffinityIgnored,
 		availability.TopologySpreadIgnored,
 		availability.MissingPDB,
 		cost.JobTTL,
 		cost.NoRequests,
 		cost.RoundingWaste,
-		config.CoreDNSComputeType,
-		config.LoggingConfig,
-		config.LoggingNamespace,
+		clustersetup.CoreDNSComputeType,
+		clustersetup.LoggingConfig,
+		clustersetup.LoggingNamespace,
 		deprecation.RemovedAPI,
 		deprecation.DeprecatedAPI,
 	}

@@ -26,6 +26,25 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
+// TestEveryRefusalHasOneRule: what fargate-scheduler refuses, check reports,
+// each reason under exactly one rule.
+func TestEveryRefusalHasOneRule(t *testing.T) {
+	by := map[fargate.RefusalKind][]string{}
+	for _, r := range builtin.Rules() {
+		if r.Refusal != "" {
+			by[r.Refusal] = append(by[r.Refusal], r.ID)
+			if r.Severity != rules.Blocker && r.Check == nil {
+				t.Errorf("%s reports refusals but is a %s", r.ID, r.Severity)
+			}
+		}
+	}
+	for _, k := range fargate.RefusalKinds {
+		if len(by[k]) != 1 {
+			t.Errorf("refusal %q is reported by rules %v, want exactly one", k, by[k])
+		}
+	}
+}
+
 // fixture directives, written as comments at the top of a fixture file:
 //
 //	# profiles: name=web,namespace=prod          (repeatable; inline profile syntax)

@@ -1,10 +1,7 @@
 package compat
 
 import (
-	"slices"
-	"strings"
-
-	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -19,29 +16,5 @@ var AddedCapabilities = &rules.Rule{
 	Unconfirmed: "No AWS source lists the capabilities EKS Fargate accepts. The accepted list defaults to NET_BIND_SERVICE " +
 		"and is set with `allowedCapabilities` in .fargatekit.yaml.",
 	Remediation: "Remove `securityContext.capabilities.add` (keep `drop`), or keep the workload on EC2 nodes.",
-	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		allowed := ctx.AllowedCapabilities
-		if allowed == nil {
-			allowed = rules.DefaultAllowedCapabilities
-		}
-		var out []rules.Finding
-		for _, c := range obj.Pod.Containers() {
-			sc := c.SecurityContext
-			if sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Add) == 0 {
-				continue
-			}
-			var names []string
-			for _, cap := range sc.Capabilities.Add {
-				if !slices.Contains(allowed, strings.TrimPrefix(strings.ToUpper(string(cap)), "CAP_")) {
-					names = append(names, string(cap))
-				}
-			}
-			if len(names) == 0 {
-				continue
-			}
-			out = append(out, rules.At(obj, c.Path(obj.Pod, "securityContext.capabilities.add"),
-				"container %q adds capabilities %s%s", c.Name, strings.Join(names, ", "), rules.Where(w)))
-		}
-		return out
-	}),
+	Refusal:     fargate.RefuseCapabilities,
 }

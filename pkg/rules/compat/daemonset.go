@@ -1,9 +1,7 @@
 package compat
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-
-	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -16,10 +14,5 @@ var DaemonSet = &rules.Rule{
 		"provides (log shipping, metrics, security agents) is missing for every Fargate pod.",
 	Remediation: "Run the agent as a sidecar container in the pods that need it (for logs, use Fargate's built-in " +
 		"Fluent Bit through the aws-observability namespace), or keep the DaemonSet on EC2 nodes and out of every Fargate profile's selectors.",
-	Check: rules.OnFargate(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		if _, ok := obj.Typed.(*appsv1.DaemonSet); !ok {
-			return nil
-		}
-		return []rules.Finding{rules.At(obj, "kind", "DaemonSets cannot run on Fargate%s", rules.Where(w))}
-	}),
+	Refusal: fargate.RefuseDaemonSet,
 }

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -14,17 +13,5 @@ var Oversize = &rules.Rule{
 		"(limits stand in for missing requests), adds 256 MB of memory, and rounds up to a valid size. The largest size " +
 		"is 16 vCPU with 120 GB, and ephemeral storage goes up to 175 GiB. A larger pod cannot be scheduled.",
 	Remediation: "Lower the requests, split the workload, or run it on EC2 nodes.",
-	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		s := w.Sizing
-		if s.Fits {
-			return nil
-		}
-		if s.EphemeralGiB > fargate.MaxEphemeralGiB {
-			return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("containers"),
-				"the pod needs %d GiB of ephemeral storage; Fargate provides at most %d GiB%s", s.EphemeralGiB, fargate.MaxEphemeralGiB, rules.Where(w))}
-		}
-		return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("containers"),
-			"the pod requests %s (+256 MB Fargate overhead); the largest Fargate size is 16vCPU 120GB%s",
-			s.Requested(), rules.Where(w))}
-	}),
+	Refusal:     fargate.RefuseOversize,
 }

@@ -1,16 +1,8 @@
 package compat
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
-)
-
-var (
-	archLabels = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch"}
-	osLabels   = []string{"kubernetes.io/os", "beta.kubernetes.io/os"}
 )
 
 // Platform flags pods that require Arm or Windows nodes.
@@ -21,32 +13,23 @@ var Platform = &rules.Rule{
 		"required node affinity asks for another architecture or for Windows, or that sets `spec.os.name: windows`, " +
 		"cannot run there. Multi-architecture affinity that still allows amd64 is fine.",
 	Remediation: "Build an amd64 (or multi-architecture) image and drop the arm64/Windows requirement, or run the workload on EC2 nodes.",
-	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		spec := &obj.Pod.Template.Spec
-		var out []rules.Finding
-		if spec.OS != nil && spec.OS.Name == corev1.Windows {
-			out = append(out, rules.At(obj, obj.Pod.SpecPath("os.name"), "the pod targets Windows%s", rules.Where(w)))
-		}
-		for _, l := range archLabels {
-			if v, ok := spec.NodeSelector[l]; ok && v != "amd64" {
-				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Key("nodeSelector", l)), "the pod selects %s=%s nodes%s", l, v, rules.Where(w)))
-			}
-		}
-		for _, l := range osLabels {
-			if v, ok := spec.NodeSelector[l]; ok && v != "linux" {
-				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Key("nodeSelector", l)), "the pod selects %s=%s nodes%s", l, v, rules.Where(w)))
-			}
-		}
-		if requiresOtherPlatform(spec) {
-			out = append(out, rules.At(obj, obj.Pod.SpecPath("affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
-				"the pod's required node affinity allows no linux/amd64 node%s", rules.Where(w)))
-		}
-		return out
-	}),
+	Refusal:     fargate.RefusePlatform,
 }
 
-// requiresOtherPlatform reports whether the required node affinity (the node
-// selector is reported on its own) rules out linux/amd64 nodes.
-func requiresOtherPlatform(spec *corev1.PodSpec) bool {
-	return !fargate.Admits(&corev1.PodSpec{Affinity: spec.Affinity}, append(archLabels, osLabels...)...)
+// NodeSelection flags pods that a Fargate profile matches but whose node
+// selection excludes Fargate nodes.
+var NodeSelection = &rules.Rule{
+	ID: "FG023", Name: "node-selection-excludes-fargate", Category: rules.CategoryFargate, Severity: rules.Blocker,
+	Summary: "A pod that a Fargate profile matches goes to fargate-scheduler even when its node selector excludes Fargate, and stays Pending.",
+	Doc: "EKS's Fargate webhook looks at the pod's namespace, labels and `eks.amazonaws.com/compute-type` annotation, not " +
+		"at its node selector or node affinity. A pod that a profile matches is sent to fargate-scheduler even when it " +
+		"requires `eks.amazonaws.com/compute-type` other than `fargate` (a node selector `compute-type: ec2`, or the " +
+		"`NotIn [fargate]` affinity that keeps DaemonSets off Fargate), and fargate-scheduler refuses it " +
+		"(`MatchNodeSelector failed: Fargate profile <name> cannot ...`, reported for the EBS CSI controller in " +
+		"kubernetes-sigs/aws-ebs-csi-driver#496). The pod stays Pending instead of running on EC2. Without profiles, such " +
+		"a workload is taken as meant for EC2 and is not assessed.",
+	Unconfirmed: "The event's text after `cannot` was not found; the emulator composes it.",
+	Remediation: "Annotate the pod template `eks.amazonaws.com/compute-type: ec2`, which the webhook does honour, or narrow the " +
+		"profile's selectors so that they do not match the pod.",
+	Refusal: fargate.RefuseNodeSelection,
 }

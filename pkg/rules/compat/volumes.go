@@ -1,34 +1,9 @@
 package compat
 
 import (
-	"reflect"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
-
-// supportedVolumes are the volume types Fargate mounts. persistentVolumeClaim
-// is checked by FG013 (what backs the claim decides), hostPath by FG010 and
-// ephemeral by FG012.
-var supportedVolumes = map[string]bool{
-	"configMap": true, "secret": true, "emptyDir": true, "projected": true, "downwardAPI": true,
-	"persistentVolumeClaim": true, "hostPath": true, "ephemeral": true,
-}
-
-// volumeType returns the JSON name of the volume's source ("hostPath", "nfs", ...).
-func volumeType(v *corev1.Volume) string {
-	src := reflect.ValueOf(v.VolumeSource)
-	for i := range src.NumField() {
-		if f := src.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
-			return name
-		}
-	}
-	return ""
-}
 
 // HostPathVolume flags hostPath volumes.
 var HostPathVolume = &rules.Rule{
@@ -38,16 +13,7 @@ var HostPathVolume = &rules.Rule{
 		"(`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`).",
 	Remediation: "Use an emptyDir for scratch space, a ConfigMap or Secret for files, or an EFS volume for shared data; " +
 		"agents that read the node's files belong on EC2 nodes.",
-	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		var out []rules.Finding
-		for i, v := range obj.Pod.Template.Spec.Volumes {
-			if v.HostPath != nil {
-				out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+".hostPath"),
-					"volume %q mounts the host path %s%s", v.Name, v.HostPath.Path, rules.Where(w)))
-			}
-		}
-		return out
-	}),
+	Refusal: fargate.RefuseHostPath,
 }
 
 // UnsupportedVolume flags volume types Fargate cannot mount.
@@ -60,19 +26,7 @@ var UnsupportedVolume = &rules.Rule{
 		"`Pod not supported on Fargate: volumes not supported: <name> is of an unsupported volume Type`.",
 	Remediation: "Replace the volume with a supported type, mount EFS through a PersistentVolume and claim, " +
 		"or keep the workload on EC2 nodes.",
-	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		var out []rules.Finding
-		for i := range obj.Pod.Template.Spec.Volumes {
-			v := &obj.Pod.Template.Spec.Volumes[i]
-			t := volumeType(v)
-			if t == "" || supportedVolumes[t] {
-				continue
-			}
-			out = append(out, rules.At(obj, obj.Pod.SpecPath(object.Item("volumes", i)+"."+t),
-				"volume %q is of type %s, which Fargate does not support%s", v.Name, t, rules.Where(w)))
-		}
-		return out
-	}),
+	Refusal: fargate.RefuseVolume,
 }
 
 // DynamicProvisioning flags volumes that would be provisioned on demand.

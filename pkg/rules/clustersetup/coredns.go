@@ -1,4 +1,4 @@
-package config
+package clustersetup
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

@@ -1,6 +1,6 @@
 // Package check implements `fargatekit check`: static analysis of manifests
 // for EKS on Fargate.
-package check
+package checkcmd
 
 import (
 	"fmt"
@@ -13,16 +13,15 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
-	"github.com/fargatekit/fargatekit/internal/config"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/report"
+	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
-	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
 
 type flagpole struct {
@@ -32,7 +31,7 @@ type flagpole struct {
 	namespace     string
 	targetVersion string
 	region        string
-	configPath    string
+	settingsPath  string
 	maxFileSize   int64
 	render        render.Options
 }
@@ -76,14 +75,15 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVar(&f.targetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: newest EKS version in standard support today)")
 	fl.StringVar(&f.region, "region", fargate.DefaultRegion, "AWS region for prices ("+strings.Join(fargate.Regions(), ", ")+")")
 	f.report.Add(fl)
-	fl.StringVar(&f.configPath, "config", "", "config file (default: "+config.FileName+" in the working directory, if present)")
+	settings.AddFlag(fl, &f.settingsPath)
+	fl.StringVar(&f.settingsPath, "config", "", "")
+	_ = fl.MarkDeprecated("config", "use --settings") // its name before the emulator's --config took it
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
 	f.render.AddFlags(fl)
 	return cmd
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
-	reg := builtin.Registry()
 	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err
@@ -102,26 +102,22 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	if err != nil {
 		return fmt.Errorf("--region: %w", err)
 	}
-	cfgPath, explicit := f.configPath, f.configPath != ""
-	if !explicit {
-		cfgPath = config.FileName
-	}
-	cfg, err := config.Load(cfgPath, explicit, reg)
+	set, err := settings.Resolve(f.settingsPath)
 	if err != nil {
 		return err
 	}
 
-	rep := &report.Report{Target: target, Region: f.region, Version: cmd.Root().Version, Rules: cfg.Rules(reg)}
-	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, AllowedCapabilities: cfg.AllowedCapabilities}
+	rep := &report.Report{Target: target, Region: f.region, Version: cmd.Root().Version, Rules: set.Rules()}
+	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, Settings: set.Fargate}
 	ctx.Profiles, ctx.PodIdentity, rep.Errors = loadProfiles(f)
 	slog.Debug("check starts", "target", target, "region", f.region, "rules", len(rep.Rules),
-		"profiles", len(ctx.Profiles), "profilesGiven", ctx.Profiles != nil, "config", cfgPath)
+		"profiles", len(ctx.Profiles), "profilesGiven", ctx.Profiles != nil, "settings", set.Path)
 
 	progress := newProgress(s.ErrOut)
-	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: cfg.Ignored, OnFile: progress.file}
+	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
 	f.render.Namespace, f.render.KubeVersion = f.namespace, target
 	loader.Expand = f.render.Expand
-	res, errs := analyze(ctx, rep.Rules, rules.Options{Severity: cfg.Severity}, loader, paths, progress.object)
+	res, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object)
 	progress.done()
 	rep.Findings, rep.Workloads, rep.Errors = res.Findings, res.Workloads, append(rep.Errors, errs...)
 	slog.Debug("check done", "files", progress.files, "objects", progress.objects,

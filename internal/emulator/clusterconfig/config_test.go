@@ -1,4 +1,4 @@
-package config
+package clusterconfig
 
 import (
 	"strings"

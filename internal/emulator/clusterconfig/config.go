@@ -1,6 +1,6 @@
 // Package config is the emulator's cluster configuration: a YAML file close
 // to eksctl's ClusterConfig, with defaults that work without any file.
-package config
+package clusterconfig
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package check
+package checkcmd
 
 import (
 	"fmt"

@@ -1,8 +1,9 @@
-// Package fargate emulates the two EKS components that put pods on Fargate:
-// the admission webhook that sends pods matched by an ACTIVE Fargate profile
-// to fargate-scheduler, and fargate-scheduler itself. Both use the domain
-// of pkg/fargate and the rules of `fargatekit check`: one engine.
-package fargate
+// Package placement emulates the two EKS components that put pods on
+// Fargate: the admission webhook that sends pods matched by an ACTIVE
+// Fargate profile to fargate-scheduler, and fargate-scheduler itself. Both
+// decide with the functions `fargatekit check` uses (fargate.Place,
+// fargate.Refusals): one engine, which the parity test holds to.
+package placement
 
 import (
 	"encoding/json"
@@ -42,20 +43,18 @@ type Webhook struct {
 // when it leaves the pod alone, else the JSON patch that sends it to
 // fargate-scheduler with its profile label and compute-type annotation.
 func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]PatchOp, string) {
-	if pod.Annotations[fargate.ComputeTypeAnnotation] == "ec2" {
-		return nil, ""
+	active := w.Profiles()
+	if active == nil {
+		active = []fargate.Profile{} // none ACTIVE, which is not Place's "no profiles known"
 	}
-	if s := pod.Spec.SchedulerName; s != "" && s != corev1.DefaultSchedulerName {
-		return nil, "" // a pod that names its own scheduler keeps it
-	}
-	c := fargate.Choose(w.Profiles(), ns, pod.Labels)
-	if c.Profile == nil {
+	p := fargate.Place(active, ns, &corev1.PodTemplateSpec{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec})
+	if !p.Fargate {
 		return nil, ""
 	}
 	ops := []PatchOp{{Op: "add", Path: "/spec/schedulerName", Value: SchedulerName}}
-	ops = append(ops, mapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, c.Profile.Name)...)
+	ops = append(ops, mapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, p.Profile)...)
 	ops = append(ops, mapEntry("/metadata/annotations", pod.Annotations, fargate.ComputeTypeAnnotation, "fargate")...)
-	return ops, c.Profile.Name
+	return ops, p.Profile
 }
 
 // PatchOp is one JSON patch (RFC 6902) operation.

@@ -1,4 +1,4 @@
-package fargate
+package placement
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -57,6 +57,16 @@ func TestMutate(t *testing.T) {
 			"add /metadata/annotations/eks.amazonaws.com~1compute-type fargate"}},
 		{"the pod's label chooses", "web", pod("web", map[string]string{"tier": "front", fargate.ProfileLabel: "b-web"}, nil), "b-web", nil},
 		{"compute-type ec2 stays off", "apps", pod("apps", nil, map[string]string{fargate.ComputeTypeAnnotation: "ec2"}), "", nil},
+		{"a scheduler of its own stays off", "apps", func() *corev1.Pod {
+			p := pod("apps", nil, nil)
+			p.Spec.SchedulerName = "volcano"
+			return p
+		}(), "", nil},
+		{"node selection is not looked at", "apps", func() *corev1.Pod {
+			p := pod("apps", nil, nil)
+			p.Spec.NodeSelector = map[string]string{fargate.ComputeTypeLabel: "ec2"}
+			return p
+		}(), "apps", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ops, profile := w.Mutate(tc.ns, tc.pod)
@@ -100,35 +110,60 @@ func TestServeHTTP(t *testing.T) {
 	}
 }
 
-func TestRejection(t *testing.T) {
+func TestDecide(t *testing.T) {
 	yes := true
-	p := pod("apps", nil, nil)
-	if got := Rejection(p, nil); got != "" {
-		t.Errorf("a plain pod is refused: %s", got)
-	}
-	p.Spec.HostNetwork = true
-	p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes,
-		Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CHOWN"}}}
-	p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
-	p.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/log"}}}}
-	want := "Pod not supported on Fargate: fields not supported: HostNetwork, invalid SecurityContext fields: Privileged, " +
-		"invalid SecurityContext fields: Capabilities added: CAP_CHOWN, port contains HostIP or HostPort, " +
-		"volumes not supported: logs is of an unsupported volume Type"
-	got := Rejection(p, nil)
-	for _, part := range strings.Split(strings.TrimPrefix(want, "Pod not supported on Fargate: "), ", ") {
-		if !strings.Contains(got, part) {
-			t.Errorf("rejection %q lacks %q", got, part)
-		}
-	}
-	ds := pod("apps", nil, nil)
+	apps := pod("apps", map[string]string{fargate.ProfileLabel: "apps"}, nil)
+	refused := apps.DeepCopy()
+	refused.Spec.HostNetwork = true
+	refused.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes,
+		Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CHOWN", "NET_BIND_SERVICE"}}}
+	refused.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+	refused.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/log"}}}}
+	ds := apps.DeepCopy()
 	ds.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "agent", Controller: &yes}}
-	if got := Rejection(ds, nil); !strings.Contains(got, "DaemonSet") {
-		t.Errorf("DaemonSet pod: %q", got)
+	ds.Spec.HostNetwork = true
+	ec2 := apps.DeepCopy()
+	ec2.Spec.NodeSelector = map[string]string{fargate.ComputeTypeLabel: "ec2"}
+	escalates := apps.DeepCopy()
+	escalates.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &yes}
+	gone := pod("apps", map[string]string{fargate.ProfileLabel: "deleted"}, nil)
+	for _, tc := range []struct {
+		name     string
+		pod      *corev1.Pod
+		settings fargate.Settings
+		want     string
+	}{
+		{"placed", apps, fargate.DefaultSettings(), ""},
+		{"refused, every reason once, allowed capabilities left out", refused, fargate.DefaultSettings(),
+			"Pod not supported on Fargate: fields not supported: HostNetwork, invalid SecurityContext fields: Privileged, " +
+				"invalid SecurityContext fields: Capabilities added: CAP_CHOWN, port contains HostIP or HostPort, " +
+				"volumes not supported: logs is of an unsupported volume Type"},
+		{"a DaemonSet pod, for that alone", ds, fargate.DefaultSettings(), "Pod not supported on Fargate: DaemonSet pods are not supported"},
+		{"node selection that excludes Fargate", ec2, fargate.DefaultSettings(),
+			"MatchNodeSelector failed: Fargate profile apps cannot place the pod: node selection excludes Fargate nodes"},
+		{"privilege escalation, by default", escalates, fargate.DefaultSettings(), ""},
+		{"privilege escalation, refused by the settings", escalates, fargate.Settings{RefusePrivilegeEscalation: true},
+			"Pod not supported on Fargate: invalid SecurityContext fields: AllowPrivilegeEscalation"},
+		{"capabilities the settings allow", refused, fargate.Settings{AllowedCapabilities: []string{"CHOWN"}},
+			"Pod not supported on Fargate: fields not supported: HostNetwork, invalid SecurityContext fields: Privileged, " +
+				"invalid SecurityContext fields: Capabilities added: CAP_NET_BIND_SERVICE, port contains HostIP or HostPort, " +
+				"volumes not supported: logs is of an unsupported volume Type"},
+		{"a profile no longer ACTIVE", gone, fargate.DefaultSettings(), "Pod not supported on Fargate: no ACTIVE Fargate profile deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.pod, profiles, tc.settings)
+			if d.Event != tc.want {
+				t.Errorf("event\n  %q\nwant\n  %q", d.Event, tc.want)
+			}
+			if tc.want == "" && (d.Profile == nil || d.Profile.Name != "apps") {
+				t.Errorf("profile %+v, want apps", d.Profile)
+			}
+		})
 	}
 }
 
 // newScheduler returns a scheduler on a fake clientset that implements binding.
-func newScheduler(t *testing.T, cfg *config.Config, seed uint64) (*Scheduler, *fake.Clientset) {
+func newScheduler(t *testing.T, cfg *clusterconfig.Config, seed uint64) (*Scheduler, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
 	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -143,7 +178,7 @@ func newScheduler(t *testing.T, cfg *config.Config, seed uint64) (*Scheduler, *f
 		p.(*corev1.Pod).Spec.NodeName = b.Target.Name
 		return true, b, client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, b.Namespace)
 	})
-	s := &Scheduler{Client: client, Config: cfg, Profiles: func() []fargate.Profile { return profiles }, Rand: rand.New(rand.NewPCG(seed, seed))}
+	s := &Scheduler{Client: client, Config: cfg, Settings: fargate.DefaultSettings(), Profiles: func() []fargate.Profile { return profiles }, Rand: rand.New(rand.NewPCG(seed, seed))}
 	s.used = nil
 	return s, client
 }
@@ -164,7 +199,7 @@ func createPod(t *testing.T, client *fake.Clientset, name, ns string, spec func(
 }
 
 func TestSchedule(t *testing.T) {
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	cfg.Timings.FargatePodStart.Duration = 0
 	s, client := newScheduler(t, cfg, 1)
 	ctx := context.Background()
@@ -196,7 +231,7 @@ func TestSchedule(t *testing.T) {
 }
 
 func TestFargateNull(t *testing.T) {
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	off := false
 	cfg.VPC.EnableDNSHostnames = &off
 	s, client := newScheduler(t, cfg, 2)
@@ -217,7 +252,7 @@ func TestFargateNull(t *testing.T) {
 // fargate-scheduler spreads pods uniformly at random over the profile's
 // subnets, whatever their anti-affinity says.
 func TestUniformSubnets(t *testing.T) {
-	cfg := config.Default()
+	cfg := clusterconfig.Default()
 	s, client := newScheduler(t, cfg, 42)
 	ctx := context.Background()
 	const n = 600
@@ -248,8 +283,8 @@ func TestUniformSubnets(t *testing.T) {
 // TestAddressTaken: a node left by an earlier run at the drawn address makes
 // the scheduler draw another, not fail.
 func TestAddressTaken(t *testing.T) {
-	cfg := config.Default()
-	cfg.VPC.Subnets.Private = map[string]config.Subnet{"us-east-1a": {ID: "subnet-private1", CIDR: "10.0.0.0/29"}}
+	cfg := clusterconfig.Default()
+	cfg.VPC.Subnets.Private = map[string]clusterconfig.Subnet{"us-east-1a": {ID: "subnet-private1", CIDR: "10.0.0.0/29"}}
 	cfg.AvailabilityZones = []string{"us-east-1a"}
 	s, client := newScheduler(t, cfg, 3)
 	s.Profiles = func() []fargate.Profile {
@@ -257,7 +292,7 @@ func TestAddressTaken(t *testing.T) {
 	}
 	// A /29 has three usable addresses (.4, .5, .6); take two of them.
 	for _, ip := range []string{"10.0.0.4", "10.0.0.5"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName(cfg, netip.MustParseAddr(ip))}}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fargate.NodeName(cfg.Metadata.Region, netip.MustParseAddr(ip), true)}}
 		if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +301,41 @@ func TestAddressTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "p", metav1.GetOptions{})
-	if p.Spec.NodeName != "fargate-ip-10-0-0-6.us-east-1.compute.internal" {
+	if p.Spec.NodeName != "fargate-ip-10-0-0-6.ec2.internal" {
 		t.Errorf("node %q, want the one free address", p.Spec.NodeName)
+	}
+}
+
+// TestBalancedSubnets: with the balanced AZ choice, the replicas of one
+// owner fill the AZ that holds the fewest of them, so 30 replicas land 10 in
+// each of three AZs; another owner's pods do not count.
+func TestBalancedSubnets(t *testing.T) {
+	cfg := clusterconfig.Default()
+	s, client := newScheduler(t, cfg, 7)
+	s.Settings.AZChoice = fargate.AZBalanced
+	ctx := context.Background()
+	yes := true
+	for owner, n := range map[string]int{"rs-a": 30, "rs-b": 2} {
+		for i := range n {
+			key := createPod(t, client, owner+"-"+strconv.Itoa(i), "apps", func(*corev1.PodSpec) {})
+			p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: owner, UID: types.UID(owner), Controller: &yes}}
+			if _, err := client.CoreV1().Pods("apps").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.schedule(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pods, _ := client.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{})
+	counts := map[string]int{}
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, "rs-a-") {
+			counts[s.zone(p.Spec.NodeName)]++
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}, counts); diff != "" {
+		t.Errorf("replicas per AZ (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package clustersetup
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 // Package emulator implements `fargatekit emulator`: EKS on Fargate on a
 // laptop or in CI.
-package emulator
+package emulatorcmd
 
 import (
 	"cmp"
@@ -15,15 +15,17 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/emulator"
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/settings"
 )
 
 type flagpole struct {
-	configPath  string
-	stateDir    string
-	binDir      string
-	eksPort     int
-	webhookPort int
+	configPath   string
+	settingsPath string
+	stateDir     string
+	binDir       string
+	eksPort      int
+	webhookPort  int
 }
 
 // NewCommand returns the emulator command.
@@ -44,6 +46,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.configPath, "config", "", "cluster configuration (default: one cluster in us-east-1, see docs/emulator.md)")
+	settings.AddFlag(pf, &f.settingsPath)
 	pf.StringVar(&f.stateDir, "state-dir", "", "where the emulator keeps its state (default: $XDG_STATE_HOME/fargatekit/emulator/<cluster>)")
 	pf.StringVar(&f.binDir, "bin-dir", "", "directory of the control plane binaries (default: $FARGATEKIT_CONTROLPLANE, or the newest build of hack/build-controlplane.sh)")
 	pf.IntVar(&f.eksPort, "eks-port", 8780, "loopback port of the EKS API")
@@ -104,7 +107,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				return emulator.RunDaemon(ctx, emulator.DaemonOptions{
-					Config: o.Config, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
+					Config: o.Config, Settings: o.Settings.Fargate, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
 					EKSAddr: fmt.Sprintf("127.0.0.1:%d", o.EKSPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", o.WebhookPort),
 				})
 			}},
@@ -121,7 +124,11 @@ func upDown(ok bool) string {
 
 // options resolves the flags into the emulator's options.
 func (f *flagpole) options(s streams.Streams) (*emulator.Options, error) {
-	cfg, err := config.Load(f.configPath)
+	cfg, err := clusterconfig.Load(f.configPath)
+	if err != nil {
+		return nil, err
+	}
+	set, err := settings.Resolve(f.settingsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +151,7 @@ func (f *flagpole) options(s streams.Streams) (*emulator.Options, error) {
 		return nil, err
 	}
 	return &emulator.Options{
-		Config: cfg, ConfigPath: configPath, StateDir: stateDir, BinDir: cmp.Or(f.binDir, os.Getenv("FARGATEKIT_CONTROLPLANE"), newestBuild()),
+		Config: cfg, ConfigPath: configPath, Settings: set, SettingsPath: set.Path, StateDir: stateDir, BinDir: cmp.Or(f.binDir, os.Getenv("FARGATEKIT_CONTROLPLANE"), newestBuild()),
 		Self: self, EKSPort: f.eksPort, WebhookPort: f.webhookPort, Progress: s.ErrOut,
 	}, nil
 }

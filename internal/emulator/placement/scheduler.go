@@ -1,4 +1,4 @@
-package fargate
+package placement
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/config"
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -34,20 +33,57 @@ const KwokNodeAnnotation = "kwok.x-k8s.io/node"
 const CapacityProvisionedAnnotation = "CapacityProvisioned"
 
 // Scheduler is fargate-scheduler: it places the pods the webhook sent to it,
-// each on a node of its own in a subnet of its profile picked at random.
-// Affinity, anti-affinity and topology spread are ignored, as on EKS.
+// each on a node of its own in a subnet of its profile, chosen as the
+// settings' AZ choice model says. Affinity, anti-affinity and topology
+// spread are ignored, as on EKS.
 type Scheduler struct {
 	Client kubernetes.Interface
-	Config *config.Config
+	Config *clusterconfig.Config
+	// Settings are those of .fargatekit.yaml, as check applies them.
+	Settings fargate.Settings
 	// Profiles returns the ACTIVE profiles.
 	Profiles func() []fargate.Profile
 	// Rand picks subnets and addresses; seed it for repeatable runs.
 	Rand *rand.Rand
-	// AllowedCapabilities are passed to the rejection rules (nil: the default).
-	AllowedCapabilities []string
 
-	mu   sync.Mutex
-	used map[netip.Addr]bool
+	mu    sync.Mutex
+	used  map[netip.Addr]bool
+	zones map[string]string // node name → AZ, of the Fargate nodes
+}
+
+// Decision is what fargate-scheduler does with a pod the webhook sent it.
+type Decision struct {
+	// Profile is the ACTIVE profile the pod's label names; nil when none.
+	Profile *fargate.Profile
+	// Refusals are why Fargate refuses the pod (fargate.Refusals).
+	Refusals []fargate.Refusal
+	// Event is the FailedScheduling message; "" when the pod is placed.
+	Event string
+}
+
+// Decide is fargate-scheduler's judgement of a pod, given the ACTIVE
+// profiles: refused for what fargate.Refusals finds, as `fargatekit check`
+// reports it, or for a profile that is no longer ACTIVE; otherwise placed
+// under its profile. It does no I/O.
+func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decision {
+	name := pod.Labels[fargate.ProfileLabel]
+	daemonSet := false
+	if c := metav1.GetControllerOf(pod); c != nil && c.Kind == "DaemonSet" {
+		daemonSet = true
+	}
+	d := Decision{Refusals: fargate.Refusals(&pod.Spec, daemonSet, s)}
+	for i := range active {
+		if active[i].Name == name {
+			d.Profile = &active[i]
+		}
+	}
+	switch {
+	case len(d.Refusals) > 0:
+		d.Event = fargate.Event(name, d.Refusals)
+	case d.Profile == nil:
+		d.Event = "Pod not supported on Fargate: no ACTIVE Fargate profile " + name
+	}
+	return d
 }
 
 // Run schedules pods until ctx ends.
@@ -63,6 +99,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.markUsed(ip)
 			}
 		}
+		s.setZone(n.Name, n.Labels[corev1.LabelTopologyZone])
 	}
 	// A pod whose scheduling fails (a conflict, the API server restarting) is
 	// retried with backoff; refusals are not failures and are not retried.
@@ -122,26 +159,23 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if pod.Spec.NodeName != "" {
 		return nil
 	}
-	if reason := Rejection(pod, s.AllowedCapabilities); reason != "" {
-		return s.event(ctx, pod, reason)
+	d := Decide(pod, s.Profiles(), s.Settings)
+	if d.Event != "" {
+		return s.event(ctx, pod, d.Event)
 	}
-	profile := s.profile(pod)
-	if profile == nil {
-		return s.event(ctx, pod, "Pod not supported on Fargate: no ACTIVE Fargate profile "+pod.Labels[fargate.ProfileLabel])
+	subnet, err := s.subnet(ctx, pod, d.Profile.Subnets)
+	if err != nil {
+		return err
 	}
-	subnet := profile.Subnets[s.Rand.IntN(len(profile.Subnets))]
 	az, ok := s.Config.SubnetAZ(subnet)
 	if !ok {
 		return s.event(ctx, pod, "Fargate is not supported in the requested subnet: "+subnet)
 	}
 	size := fargate.SizePod(&pod.Spec)
-	if !size.Fits {
-		return s.event(ctx, pod, "Pod not supported on Fargate: resources exceed the largest Fargate size (16 vCPU, 120 GB)")
-	}
 	node, err := s.createNode(ctx, az, size)
 	if apierrors.IsAlreadyExists(err) {
 		// With VPC DNS hostnames off every node is fargate-null: one pod only.
-		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", NodeName(s.Config, netip.Addr{})))
+		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", fargate.NullNodeName))
 	}
 	if err != nil {
 		return s.event(ctx, pod, err.Error())
@@ -178,6 +212,7 @@ func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizi
 		_, err = s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		switch {
 		case err == nil:
+			s.setZone(node.Name, az)
 			return node, nil
 		case apierrors.IsAlreadyExists(err) && s.Config.DNSHostnames():
 			continue // the address stays marked used
@@ -192,14 +227,72 @@ func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizi
 	return nil, fmt.Errorf("no free address in the subnet of %s after 10 draws", az)
 }
 
-// profile returns the ACTIVE profile named by the pod's label.
-func (s *Scheduler) profile(pod *corev1.Pod) *fargate.Profile {
-	for _, p := range s.Profiles() {
-		if p.Name == pod.Labels[fargate.ProfileLabel] {
-			return &p
+// subnet picks the subnet of a pod among its profile's, as the settings'
+// AZ choice model says.
+func (s *Scheduler) subnet(ctx context.Context, pod *corev1.Pod, subnets []string) (string, error) {
+	if len(subnets) == 0 {
+		return "", fmt.Errorf("profile %s has no subnets", pod.Labels[fargate.ProfileLabel])
+	}
+	if s.Settings.AZChoice != fargate.AZBalanced {
+		return subnets[s.Rand.IntN(len(subnets))], nil
+	}
+	load, err := s.ownerLoad(ctx, pod)
+	if err != nil {
+		return "", err
+	}
+	return balanced(subnets, s.Config.SubnetAZ, load, s.Rand), nil
+}
+
+// balanced picks at random among the subnets whose AZ holds the fewest of load.
+func balanced(subnets []string, azOf func(string) (string, bool), load map[string]int, r *rand.Rand) string {
+	least, best := -1, []string(nil)
+	for _, id := range subnets {
+		az, _ := azOf(id)
+		switch n := load[az]; {
+		case least < 0 || n < least:
+			least, best = n, []string{id}
+		case n == least:
+			best = append(best, id)
 		}
 	}
-	return nil
+	return best[r.IntN(len(best))]
+}
+
+// ownerLoad counts, by AZ, the pods on Fargate nodes that share the pod's
+// controller (the replicas of one ReplicaSet, StatefulSet or Job).
+func (s *Scheduler) ownerLoad(ctx context.Context, pod *corev1.Pod) (map[string]int, error) {
+	owner := metav1.GetControllerOf(pod)
+	load := map[string]int{}
+	if owner == nil {
+		return load, nil
+	}
+	pods, err := s.Client.CoreV1().Pods(pod.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of %s %s: %w", owner.Kind, owner.Name, err)
+	}
+	for _, p := range pods.Items {
+		if c := metav1.GetControllerOf(&p); c != nil && c.UID == owner.UID && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			if az := s.zone(p.Spec.NodeName); az != "" {
+				load[az]++
+			}
+		}
+	}
+	return load, nil
+}
+
+func (s *Scheduler) setZone(node, az string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zones == nil {
+		s.zones = map[string]string{}
+	}
+	s.zones[node] = az
+}
+
+func (s *Scheduler) zone(node string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.zones[node]
 }
 
 // address picks a free address of the subnet at random.
@@ -244,18 +337,9 @@ func (s *Scheduler) release(ip netip.Addr) {
 	delete(s.used, ip)
 }
 
-// NodeName is the name of the Fargate node of a pod at ip: fargate-null
-// for every pod when the VPC has DNS hostnames disabled.
-func NodeName(cfg *config.Config, ip netip.Addr) string {
-	if !cfg.DNSHostnames() {
-		return "fargate-null"
-	}
-	return "fargate-ip-" + strings.ReplaceAll(ip.String(), ".", "-") + "." + cfg.Metadata.Region + ".compute.internal"
-}
-
 // node builds the Node of one Fargate pod.
 func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing) *corev1.Node {
-	name := NodeName(s.Config, ip)
+	name := fargate.NodeName(s.Config.Metadata.Region, ip, s.Config.DNSHostnames())
 	labels := fargate.NodeLabels(s.Config.Metadata.Region, az)
 	labels[corev1.LabelHostname] = name
 	labels["type"] = "kwok"

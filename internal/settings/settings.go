@@ -1,0 +1,220 @@
+// Package settings reads .fargatekit.yaml, the one configuration of every
+// fargatekit command: which rules run and at what severity, which files are
+// not read, and the settings that model EKS on Fargate where AWS documents
+// nothing (fargate.Settings). check, plan and the emulator load it through
+// Resolve and apply it the same way.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
+)
+
+// FileName is the settings file looked up in the working directory.
+const FileName = ".fargatekit.yaml"
+
+// File is the settings file's schema.
+type File struct {
+	// Disable lists rules (IDs or names) that do not run.
+	Disable []string `json:"disable"`
+	// Severity changes a rule's severity: FG030: info. The rules that report
+	// what fargate-scheduler refuses are blockers, always.
+	Severity map[string]string `json:"severity"`
+	// IgnorePaths are glob patterns (with **) of files not read from directories.
+	IgnorePaths []string `json:"ignorePaths"`
+	// AllowedCapabilities replaces the Linux capabilities assumed accepted on
+	// Fargate (default NET_BIND_SERVICE; AWS documents none).
+	AllowedCapabilities *[]string `json:"allowedCapabilities"`
+	// RefusePrivilegeEscalation makes allowPrivilegeEscalation: true a
+	// refusal (default false: a warning, and the emulator runs the pod).
+	RefusePrivilegeEscalation bool `json:"refusePrivilegeEscalation"`
+	// AZChoice is how fargate-scheduler picks an AZ: uniform (default) or balanced.
+	AZChoice string `json:"azChoice"`
+	// Limits override EKS's quotas on profiles, raised on request on AWS.
+	Limits *LimitsFile `json:"limits"`
+}
+
+// LimitsFile is the limits section; unset fields keep EKS's defaults.
+type LimitsFile struct {
+	ProfilesPerCluster  *int `json:"profilesPerCluster"`
+	SelectorsPerProfile *int `json:"selectorsPerProfile"`
+	LabelsPerSelector   *int `json:"labelsPerSelector"`
+}
+
+// Settings is a validated settings file.
+type Settings struct {
+	// Path is the file read; "" when there was none.
+	Path     string
+	Disabled map[string]bool // by rule ID
+	Severity map[string]rules.Severity
+	Ignore   []string
+	// Dir is the directory ignore patterns are relative to: the file's, or
+	// the working directory without a file.
+	Dir string
+	// Fargate is what models EKS on Fargate.
+	Fargate fargate.Settings
+}
+
+// Default returns the settings without a file, relative to the working directory.
+func Default() *Settings {
+	dir, _ := os.Getwd()
+	return &Settings{Disabled: map[string]bool{}, Severity: map[string]rules.Severity{}, Dir: dir, Fargate: fargate.DefaultSettings()}
+}
+
+// Resolve loads the settings every command uses: the file at path (a
+// --settings flag), or FileName in the working directory when path is ""
+// and that file exists.
+func Resolve(path string) (*Settings, error) {
+	if path != "" {
+		return Load(path)
+	}
+	if _, err := os.Stat(FileName); errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	return Load(FileName)
+}
+
+// Load reads the settings file at path.
+func Load(path string) (*Settings, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading settings: %w", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading settings: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("settings %s: %w", path, err)
+	}
+	s.Path, s.Dir = abs, filepath.Dir(abs)
+	return s, nil
+}
+
+// Parse validates a settings file's contents against the built-in rules,
+// naming every field that is wrong.
+func Parse(data []byte) (*Settings, error) {
+	var f File
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, err
+	}
+	reg := builtin.Registry()
+	s := Default()
+	s.Ignore = f.IgnorePaths
+	if f.AllowedCapabilities != nil {
+		s.Fargate.AllowedCapabilities = append([]string{}, *f.AllowedCapabilities...)
+	}
+	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation
+	var errs []error
+	if c, err := fargate.ParseAZChoice(f.AZChoice); err != nil {
+		errs = append(errs, fmt.Errorf("azChoice: %w", err))
+	} else {
+		s.Fargate.AZChoice = c
+	}
+	if l := f.Limits; l != nil {
+		for _, v := range []struct {
+			field string
+			from  *int
+			to    *int
+		}{
+			{"profilesPerCluster", l.ProfilesPerCluster, &s.Fargate.Limits.ProfilesPerCluster},
+			{"selectorsPerProfile", l.SelectorsPerProfile, &s.Fargate.Limits.SelectorsPerProfile},
+			{"labelsPerSelector", l.LabelsPerSelector, &s.Fargate.Limits.LabelsPerSelector},
+		} {
+			switch {
+			case v.from == nil:
+			case *v.from < 1:
+				errs = append(errs, fmt.Errorf("limits.%s: must be at least 1, not %d", v.field, *v.from))
+			default:
+				*v.to = *v.from
+			}
+		}
+	}
+	for _, k := range f.Disable {
+		r, ok := reg.Lookup(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("disable: unknown rule %q", k))
+			continue
+		}
+		s.Disabled[r.ID] = true
+	}
+	for k, v := range f.Severity {
+		r, ok := reg.Lookup(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("severity: unknown rule %q", k))
+			continue
+		}
+		if r.Refusal != "" {
+			hint := ""
+			if r.Refusal == fargate.RefusePrivilegeEscalation {
+				hint = " (set refusePrivilegeEscalation: true to make it a refusal)"
+			}
+			errs = append(errs, fmt.Errorf("severity.%s: %s reports what fargate-scheduler refuses, always a blocker; its severity cannot change%s", k, r.ID, hint))
+			continue
+		}
+		sev, err := rules.ParseSeverity(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("severity.%s: %w", k, err))
+			continue
+		}
+		s.Severity[r.ID] = sev
+	}
+	for _, p := range f.IgnorePaths {
+		if !doublestar.ValidatePattern(p) {
+			errs = append(errs, fmt.Errorf("ignorePaths: invalid pattern %q", p))
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// Ignored reports whether a file path matches one of the ignore patterns,
+// which are relative to the settings file's directory (so that `check .` and
+// `check $PWD` ignore the same files).
+func (s *Settings) Ignored(path string) bool {
+	p := filepath.Clean(path)
+	if s.Dir != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			if rel, err := filepath.Rel(s.Dir, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				p = rel
+			}
+		}
+	}
+	p = filepath.ToSlash(p)
+	for _, pattern := range s.Ignore {
+		if ok, _ := doublestar.Match(pattern, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Rules returns the built-in rules less the disabled ones.
+func (s *Settings) Rules() []*rules.Rule {
+	var out []*rules.Rule
+	for _, r := range builtin.Rules() {
+		if !s.Disabled[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Options are the engine options the settings give.
+func (s *Settings) Options() rules.Options { return rules.Options{Severity: s.Severity} }
+
+// AddFlag adds --settings to a command's flags.
+func AddFlag(fl *pflag.FlagSet, path *string) {
+	fl.StringVar(path, "settings", "", "settings file (default: "+FileName+" in the working directory, if present)")
+}

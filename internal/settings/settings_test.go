@@ -1,0 +1,116 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
+)
+
+func TestParse(t *testing.T) {
+	s, err := Parse([]byte("disable: [FG001, host-network]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
+		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nlimits: {selectorsPerProfile: 10}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]bool{"FG001": true, "FG006": true}, s.Disabled); diff != "" {
+		t.Errorf("disabled (-want +got):\n%s", diff)
+	}
+	if s.Severity["FG030"] != rules.Info {
+		t.Errorf("severity = %v", s.Severity)
+	}
+	want := fargate.Settings{AllowedCapabilities: []string{}, RefusePrivilegeEscalation: true, AZChoice: fargate.AZBalanced,
+		Limits: fargate.Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 10, LabelsPerSelector: 5}}
+	if diff := cmp.Diff(want, s.Fargate); diff != "" {
+		t.Errorf("fargate settings (-want +got):\n%s", diff)
+	}
+	if n := len(s.Rules()); n != len(builtin.Rules())-2 {
+		t.Errorf("%d rules left, want %d", n, len(builtin.Rules())-2)
+	}
+	for path, want := range map[string]bool{"vendor/a.yaml": true, "vendor/x/b.yaml": true, "src/vendor.yaml": false} {
+		if got := s.Ignored(path); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	s, err := Parse([]byte("{}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fargate.DefaultSettings(), s.Fargate); diff != "" {
+		t.Errorf("an empty file must give the default settings (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for data, want := range map[string]string{
+		"disable: [FG999]\n":                          `disable: unknown rule "FG999"`,
+		"severity: {FG030: critical}\n":               `severity.FG030: unknown severity "critical"`,
+		"severity: {nope: info}\n":                    `severity: unknown rule "nope"`,
+		"severity: {FG003: warning}\n":                `severity.FG003: FG003 reports what fargate-scheduler refuses`,
+		"severity: {privilege-escalation: blocker}\n": `set refusePrivilegeEscalation: true`,
+		"ignorePaths: ['[']\n":                        `invalid pattern "["`,
+		"disabled: [FG001]\n":                         `unknown field "disabled"`,
+		"disable: [FG999]\nseverity: {FG030: x}\n":    `unknown severity "x"`,
+		"azChoice: roundrobin\n":                      `azChoice: "roundrobin" is not an AZ choice model`,
+		"limits: {labelsPerSelector: 0}\n":            `limits.labelsPerSelector: must be at least 1`,
+	} {
+		_, err := Parse([]byte(data))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error containing %q", data, err, want)
+		}
+	}
+}
+
+func TestIgnoredRelativeToFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("ignorePaths: ['vendor/**']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		filepath.Join(dir, "vendor", "a.yaml"):        true, // absolute, as `check $PWD` gives it
+		filepath.Join(dir, "app", "vendor", "a.yaml"): false,
+		filepath.Join(dir, "app.yaml"):                false,
+	} {
+		if got := s.Ignored(p); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if s, err := Resolve(""); err != nil || len(s.Disabled) != 0 || s.Path != "" {
+		t.Errorf("without a file the settings must be the defaults, got %+v, %v", s, err)
+	}
+	if _, err := Resolve("missing.yaml"); err == nil {
+		t.Error("a missing --settings file must be an error")
+	}
+	if err := os.WriteFile(FileName, []byte("disable: [FG030]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Resolve(""); err != nil || !s.Disabled["FG030"] || s.Path != filepath.Join(dir, FileName) {
+		t.Errorf("the working directory's %s must be read, got %+v, %v", FileName, s, err)
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte("disable: [nope]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v does not name the file", err)
+	}
+}

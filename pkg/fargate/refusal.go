@@ -1,0 +1,319 @@
+package fargate
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// RefusalKind is one reason fargate-scheduler refuses a pod. Exactly one
+// rule of `fargatekit check` reports each kind (rules.Rule.Refusal).
+type RefusalKind string
+
+// The reasons fargate-scheduler refuses a pod.
+const (
+	RefuseDaemonSet           RefusalKind = "daemonset"
+	RefusePrivileged          RefusalKind = "privileged"
+	RefuseCapabilities        RefusalKind = "capabilities"
+	RefusePrivilegeEscalation RefusalKind = "privilege-escalation"
+	RefuseHostNetwork         RefusalKind = "host-network"
+	RefuseHostPID             RefusalKind = "host-pid"
+	RefuseHostIPC             RefusalKind = "host-ipc"
+	RefuseHostPort            RefusalKind = "host-port"
+	RefuseHostPath            RefusalKind = "host-path"
+	RefuseVolume              RefusalKind = "volume"
+	RefuseGPU                 RefusalKind = "gpu"
+	RefusePlatform            RefusalKind = "platform"
+	RefuseNodeSelection       RefusalKind = "node-selection"
+	RefuseOversize            RefusalKind = "oversize"
+)
+
+// RefusalKinds lists every kind, in the order Refusals reports them.
+var RefusalKinds = []RefusalKind{
+	RefuseDaemonSet, RefuseHostNetwork, RefuseHostPID, RefuseHostIPC,
+	RefusePrivileged, RefuseCapabilities, RefusePrivilegeEscalation, RefuseHostPort,
+	RefuseHostPath, RefuseVolume, RefuseGPU, RefusePlatform, RefuseNodeSelection, RefuseOversize,
+}
+
+// Refusal is one reason fargate-scheduler refuses a pod.
+type Refusal struct {
+	Kind RefusalKind
+	// Reason is fargate-scheduler's wording, as it stands in its event
+	// "Pod not supported on Fargate: <reason>, <reason>". The texts of
+	// privileged, capabilities, host network/PID/IPC, host ports and
+	// volumes were observed on EKS; the others are composed in the same
+	// style (unconfirmed).
+	Reason string
+	// Field is the field path inside the pod spec that causes it
+	// ("containers[1].securityContext.privileged"); "" for the pod as a
+	// whole.
+	Field string
+	// Detail says what the pod does, for a person: `container "app" is privileged`.
+	Detail string
+}
+
+// scheduling reports whether the refusal comes from the pod's node
+// selection rather than from a field Fargate does not support.
+func (r Refusal) scheduling() bool {
+	return r.Kind == RefusePlatform || r.Kind == RefuseNodeSelection
+}
+
+// Refusals returns every reason fargate-scheduler refuses a pod with spec,
+// created by a DaemonSet when daemonSet is true, under the settings s. It
+// does not look at where the pod goes: the webhook decides that (Place), and
+// a pod it sends to fargate-scheduler is refused for these reasons wherever
+// its node selection points. An empty result means Fargate runs the pod. A
+// DaemonSet's pod is refused for being one, and only that is reported.
+func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
+	var out []Refusal
+	add := func(kind RefusalKind, reason, field, format string, args ...any) {
+		out = append(out, Refusal{Kind: kind, Reason: reason, Field: field, Detail: fmt.Sprintf(format, args...)})
+	}
+	if daemonSet {
+		// Whatever else the pods hold, this is the reason that matters.
+		add(RefuseDaemonSet, "DaemonSet pods are not supported", "", "DaemonSets cannot run on Fargate")
+		return out
+	}
+	for _, h := range []struct {
+		on    bool
+		kind  RefusalKind
+		field string
+		name  string
+	}{
+		{spec.HostNetwork, RefuseHostNetwork, "hostNetwork", "HostNetwork"},
+		{spec.HostPID, RefuseHostPID, "hostPID", "HostPID"},
+		{spec.HostIPC, RefuseHostIPC, "hostIPC", "HostIPC"},
+	} {
+		if h.on {
+			add(h.kind, "fields not supported: "+h.name, h.field, "the pod sets %s", h.field)
+		}
+	}
+	for _, c := range containers(spec) {
+		if sc := c.SecurityContext; sc != nil {
+			if sc.Privileged != nil && *sc.Privileged {
+				add(RefusePrivileged, "invalid SecurityContext fields: Privileged", c.path+".securityContext.privileged",
+					"container %q is privileged", c.Name)
+			}
+			if names, caps := refusedCapabilities(sc, &s); len(names) > 0 {
+				add(RefuseCapabilities, "invalid SecurityContext fields: Capabilities added: "+strings.Join(caps, ", "),
+					c.path+".securityContext.capabilities.add", "container %q adds capabilities %s", c.Name, strings.Join(names, ", "))
+			}
+			if s.RefusePrivilegeEscalation && EscalatesPrivileges(c.Container) {
+				add(RefusePrivilegeEscalation, "invalid SecurityContext fields: AllowPrivilegeEscalation",
+					c.path+".securityContext.allowPrivilegeEscalation", "container %q allows privilege escalation", c.Name)
+			}
+		}
+		for j, p := range c.Ports {
+			if p.HostPort == 0 && p.HostIP == "" {
+				continue
+			}
+			field := "hostPort"
+			if p.HostPort == 0 {
+				field = "hostIP"
+			}
+			add(RefuseHostPort, "port contains HostIP or HostPort", fmt.Sprintf("%s.ports[%d].%s", c.path, j, field),
+				"container %q port %d binds a host port", c.Name, p.ContainerPort)
+		}
+	}
+	for i := range spec.Volumes {
+		v := &spec.Volumes[i]
+		t := volumeType(v)
+		reason := "volumes not supported: " + v.Name + " is of an unsupported volume Type"
+		field := fmt.Sprintf("volumes[%d].%s", i, t)
+		switch {
+		case v.HostPath != nil:
+			add(RefuseHostPath, reason, field, "volume %q mounts the host path %s", v.Name, v.HostPath.Path)
+		case t != "" && !supportedVolumes[t]:
+			add(RefuseVolume, reason, field, "volume %q is of type %s, which Fargate does not support", v.Name, t)
+		}
+	}
+	for _, c := range containers(spec) {
+		seen := map[string]bool{}
+		for _, list := range []struct {
+			field string
+			l     corev1.ResourceList
+		}{{"limits", c.Resources.Limits}, {"requests", c.Resources.Requests}} {
+			for _, n := range resourceNames(list.l) {
+				if Accelerator(n) && !seen[n] {
+					seen[n] = true
+					add(RefuseGPU, "resources not supported: GPU", fmt.Sprintf("%s.resources.%s[%s]", c.path, list.field, n),
+						"container %q asks for %s", c.Name, n)
+				}
+			}
+		}
+	}
+	out = append(out, platformRefusals(spec)...)
+	if ExcludesFargate(spec) {
+		field := "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		if v, ok := spec.NodeSelector[ComputeTypeLabel]; ok && v != "fargate" {
+			field = "nodeSelector[" + ComputeTypeLabel + "]"
+		}
+		add(RefuseNodeSelection, "node selection excludes Fargate nodes", field,
+			"the pod's node selection excludes Fargate nodes, but EKS's webhook sends it to fargate-scheduler all the same")
+	}
+	if size := SizePod(spec); !size.Fits {
+		largest := Largest()
+		if size.EphemeralGiB > MaxEphemeralGiB {
+			add(RefuseOversize, fmt.Sprintf("ephemeral storage exceeds the largest Fargate size (%d GiB)", MaxEphemeralGiB), "containers",
+				"the pod needs %d GiB of ephemeral storage; Fargate provides at most %d GiB", size.EphemeralGiB, MaxEphemeralGiB)
+		} else {
+			add(RefuseOversize, "resources exceed the largest Fargate size ("+largest.String()+")", "containers",
+				"the pod requests %s (+%d MB Fargate overhead); the largest Fargate size is %s", size.Requested(), OverheadMemoryMiB, largest.String())
+		}
+	}
+	return out
+}
+
+// Event is the message of fargate-scheduler's FailedScheduling event for a
+// pod of profile refused for rs: "Pod not supported on Fargate: <reasons>",
+// each reason once. A pod refused only for its node selection gets
+// "MatchNodeSelector failed: Fargate profile <profile> cannot ..." as seen
+// on EKS (the rest of that text is composed: unconfirmed). "" when rs is empty.
+func Event(profile string, rs []Refusal) string {
+	var spec, sched []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r.Reason] {
+			continue
+		}
+		seen[r.Reason] = true
+		if r.scheduling() {
+			sched = append(sched, r.Reason)
+		} else {
+			spec = append(spec, r.Reason)
+		}
+	}
+	switch {
+	case len(spec) > 0:
+		return "Pod not supported on Fargate: " + strings.Join(spec, ", ")
+	case len(sched) > 0:
+		return "MatchNodeSelector failed: Fargate profile " + profile + " cannot place the pod: " + strings.Join(sched, ", ")
+	}
+	return ""
+}
+
+// EscalatesPrivileges reports whether a container sets
+// allowPrivilegeEscalation: true (unset, the Kubernetes default, does not count).
+func EscalatesPrivileges(c *corev1.Container) bool {
+	sc := c.SecurityContext
+	return sc != nil && sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation
+}
+
+// refusedCapabilities returns the capabilities a container adds that the
+// settings do not allow: as written, and as fargate-scheduler names them
+// (CAP_NET_ADMIN).
+func refusedCapabilities(sc *corev1.SecurityContext, s *Settings) (written, named []string) {
+	if sc.Capabilities == nil {
+		return nil, nil
+	}
+	for _, c := range sc.Capabilities.Add {
+		if !s.Allows(string(c)) {
+			written = append(written, string(c))
+			named = append(named, "CAP_"+capabilityName(string(c)))
+		}
+	}
+	return written, named
+}
+
+var (
+	archLabels = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch"}
+	osLabels   = []string{"kubernetes.io/os", "beta.kubernetes.io/os"}
+)
+
+// platformRefusals returns what asks for another platform than Fargate's
+// linux/amd64: spec.os, the node selector, the required node affinity.
+func platformRefusals(spec *corev1.PodSpec) []Refusal {
+	const reason = "node selection requires a platform other than linux/amd64"
+	var out []Refusal
+	if spec.OS != nil && spec.OS.Name == corev1.Windows {
+		out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "os.name", Detail: "the pod targets Windows"})
+	}
+	for _, l := range append(append([]string{}, archLabels...), osLabels...) {
+		want := "amd64"
+		if strings.HasSuffix(l, "/os") {
+			want = "linux"
+		}
+		if v, ok := spec.NodeSelector[l]; ok && v != want {
+			out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "nodeSelector[" + l + "]",
+				Detail: fmt.Sprintf("the pod selects %s=%s nodes", l, v)})
+		}
+	}
+	// The node selector was reported above; here the required node affinity alone.
+	if !Admits(&corev1.PodSpec{Affinity: spec.Affinity}, append(append([]string{}, archLabels...), osLabels...)...) {
+		out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+			Detail: "the pod's required node affinity allows no linux/amd64 node"})
+	}
+	return out
+}
+
+// specContainer is a container of a pod spec with its field path.
+type specContainer struct {
+	*corev1.Container
+	path string
+}
+
+// containers lists init containers and then containers.
+func containers(spec *corev1.PodSpec) []specContainer {
+	out := make([]specContainer, 0, len(spec.InitContainers)+len(spec.Containers))
+	for i := range spec.InitContainers {
+		out = append(out, specContainer{&spec.InitContainers[i], fmt.Sprintf("initContainers[%d]", i)})
+	}
+	for i := range spec.Containers {
+		out = append(out, specContainer{&spec.Containers[i], fmt.Sprintf("containers[%d]", i)})
+	}
+	return out
+}
+
+// supportedVolumes are the volume types Fargate mounts. What backs a
+// persistentVolumeClaim or an ephemeral volume decides whether it works:
+// the rules that relate claims to volumes judge those.
+var supportedVolumes = map[string]bool{
+	"configMap": true, "secret": true, "emptyDir": true, "projected": true, "downwardAPI": true,
+	"persistentVolumeClaim": true, "ephemeral": true,
+}
+
+// volumeType returns the JSON name of the volume's source ("hostPath", "nfs", ...).
+func volumeType(v *corev1.Volume) string {
+	src := reflect.ValueOf(v.VolumeSource)
+	for i := range src.NumField() {
+		if f := src.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
+			return name
+		}
+	}
+	return ""
+}
+
+// acceleratorPrefixes are the extended resources of GPU and accelerator device
+// plugins: every nvidia.com/ resource (gpu, gpu.shared, MIG slices such as
+// mig-1g.5gb), AMD, Intel, Habana and AWS Neuron devices.
+var acceleratorPrefixes = []string{"nvidia.com/", "amd.com/", "gpu.intel.com/", "habana.ai/", "aws.amazon.com/neuron"}
+
+// Accelerator reports whether a resource name is a GPU or another accelerator.
+func Accelerator(name string) bool {
+	if strings.HasSuffix(name, "/gpu") {
+		return true
+	}
+	for _, p := range acceleratorPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// resourceNames returns a resource list's names, sorted.
+func resourceNames(l corev1.ResourceList) []string {
+	out := make([]string, 0, len(l))
+	for n := range l {
+		out = append(out, string(n))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Largest is the largest Fargate size.
+func Largest() Size { return Sizes[len(Sizes)-1] }

@@ -1,0 +1,82 @@
+package fargate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Settings are the points of EKS on Fargate that no AWS source settles, and
+// EKS's adjustable quotas. They are read from .fargatekit.yaml and applied
+// the same way by every entry point: check, plan and the emulator.
+type Settings struct {
+	// AllowedCapabilities are the Linux capabilities, without the CAP_
+	// prefix, that fargate-scheduler is assumed to accept when a container
+	// adds them. nil means DefaultAllowedCapabilities.
+	AllowedCapabilities []string
+	// RefusePrivilegeEscalation says whether fargate-scheduler refuses
+	// containers that set allowPrivilegeEscalation: true. Users report it
+	// does; the EKS user guide does not say. Default false: check warns
+	// (FG005) and the emulator runs the pod.
+	RefusePrivilegeEscalation bool
+	// AZChoice is how fargate-scheduler picks a subnet (an AZ) for a pod.
+	AZChoice AZChoice
+	// Limits are EKS's quotas on profiles.
+	Limits Limits
+}
+
+// DefaultAllowedCapabilities are the capabilities assumed accepted when no
+// setting says otherwise: EKS's own CoreDNS adds NET_BIND_SERVICE and runs
+// on Fargate. No AWS source lists the accepted capabilities.
+var DefaultAllowedCapabilities = []string{"NET_BIND_SERVICE"}
+
+// DefaultSettings are the settings without a .fargatekit.yaml.
+func DefaultSettings() Settings {
+	return Settings{AZChoice: AZUniform, Limits: DefaultLimits}
+}
+
+// Allows reports whether adding the capability (with or without CAP_, any
+// case) is accepted.
+func (s *Settings) Allows(capability string) bool {
+	allowed := s.AllowedCapabilities
+	if allowed == nil {
+		allowed = DefaultAllowedCapabilities
+	}
+	return slices.Contains(allowed, capabilityName(capability))
+}
+
+// capabilityName is a capability as fargate-scheduler names it, without
+// the CAP_ prefix: "net_admin" and "CAP_NET_ADMIN" are both NET_ADMIN.
+func capabilityName(c string) string {
+	return strings.TrimPrefix(strings.ToUpper(c), "CAP_")
+}
+
+// AZChoice is a model of how fargate-scheduler picks a subnet among its
+// profile's subnets. AWS documents only that the spread may be uneven.
+type AZChoice string
+
+// The AZ choice models.
+const (
+	// AZUniform picks one of the profile's subnets uniformly at random for
+	// every pod, independently: what one operator measured over many
+	// restarts (containers-roadmap#824), and the default.
+	AZUniform AZChoice = "uniform"
+	// AZBalanced picks, uniformly at random, among the subnets whose AZ holds
+	// the fewest running pods of the same owner: the balancing effect that
+	// operators suspect from the smaller skew they saw over short periods.
+	AZBalanced AZChoice = "balanced"
+)
+
+// AZChoices lists the models in documentation order.
+var AZChoices = []AZChoice{AZUniform, AZBalanced}
+
+// ParseAZChoice reads an AZ choice model; "" is the default.
+func ParseAZChoice(s string) (AZChoice, error) {
+	if s == "" {
+		return AZUniform, nil
+	}
+	if c := AZChoice(s); slices.Contains(AZChoices, c) {
+		return c, nil
+	}
+	return "", fmt.Errorf("%q is not an AZ choice model (want %s or %s)", s, AZUniform, AZBalanced)
+}
