@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // RefusalKind is one reason fargate-scheduler refuses a pod. Exactly one
@@ -317,3 +318,14 @@ func resourceNames(l corev1.ResourceList) []string {
 
 // Largest is the largest Fargate size.
 func Largest() Size { return Sizes[len(Sizes)-1] }
+
+// DaemonSetPod reports whether a pod's owner references make it a
+// DaemonSet's pod: its controller is a DaemonSet.
+func DaemonSetPod(owners []metav1.OwnerReference) bool {
+	for _, o := range owners {
+		if o.Controller != nil && *o.Controller && o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
+}

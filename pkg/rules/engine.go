@@ -144,7 +144,13 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		}
 	}
 	if w.Placement.Fargate {
-		_, daemonSet := obj.Typed.(*appsv1.DaemonSet)
+		var daemonSet bool
+		switch t := obj.Typed.(type) {
+		case *appsv1.DaemonSet:
+			daemonSet = true
+		case *corev1.Pod:
+			daemonSet = fargate.DaemonSetPod(t.OwnerReferences)
+		}
 		w.Refusals = fargate.Refusals(&tmpl.Spec, daemonSet, e.ctx.Settings)
 	}
 	if w.Placement.Fargate && w.Sizing.Fits {

@@ -67,11 +67,7 @@ type Decision struct {
 // under its profile. It does no I/O.
 func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decision {
 	name := pod.Labels[fargate.ProfileLabel]
-	daemonSet := false
-	if c := metav1.GetControllerOf(pod); c != nil && c.Kind == "DaemonSet" {
-		daemonSet = true
-	}
-	d := Decision{Refusals: fargate.Refusals(&pod.Spec, daemonSet, s)}
+	d := Decision{Refusals: fargate.Refusals(&pod.Spec, fargate.DaemonSetPod(pod.OwnerReferences), s)}
 	for i := range active {
 		if active[i].Name == name {
 			d.Profile = &active[i]

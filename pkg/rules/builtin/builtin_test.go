@@ -1,11 +1,7 @@
 package builtin_test
 
 import (
-	"bufio"
-	"bytes"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -13,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/manifest"
-	"github.com/fargatekit/fargatekit/internal/profiles"
+	"github.com/fargatekit/fargatekit/internal/rulefixture"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
@@ -45,63 +41,6 @@ func TestEveryRefusalHasOneRule(t *testing.T) {
 	}
 }
 
-// fixture directives, written as comments at the top of a fixture file:
-//
-//	# profiles: name=web,namespace=prod          (repeatable; inline profile syntax)
-//	# pod-identity: namespace/serviceaccount     (repeatable)
-//	# target-version: 1.25
-//
-// and expectations on the line a finding must point at:
-//
-//	hostNetwork: true  # want: FG006
-var (
-	directive = regexp.MustCompile(`^#\s*(profiles|pod-identity|target-version):\s*(.+)$`)
-	want      = regexp.MustCompile(`#\s*want:\s*(.+)$`)
-)
-
-type fixture struct {
-	ctx   *rules.Context
-	wants map[string][]int // rule ID → lines
-}
-
-func readFixture(t *testing.T, path string, data []byte) fixture {
-	t.Helper()
-	price, err := fargate.PriceIn(fargate.DefaultRegion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx := fixture{
-		ctx:   &rules.Context{Namespace: "default", TargetVersion: "1.35", Region: fargate.DefaultRegion, Price: price},
-		wants: map[string][]int{},
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if m := directive.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
-			switch m[1] {
-			case "profiles":
-				p, err := profiles.ParseInline(m[2])
-				if err != nil {
-					t.Fatalf("%s:%d: %v", path, line, err)
-				}
-				fx.ctx.Profiles = append(fx.ctx.Profiles, p)
-			case "pod-identity":
-				ns, sa, _ := strings.Cut(m[2], "/")
-				fx.ctx.PodIdentity = append(fx.ctx.PodIdentity, rules.PodIdentityAssociation{Namespace: ns, ServiceAccount: sa})
-			case "target-version":
-				fx.ctx.TargetVersion = m[2]
-			}
-			continue
-		}
-		if m := want.FindStringSubmatch(text); m != nil {
-			for _, id := range strings.Fields(m[1]) {
-				fx.wants[id] = append(fx.wants[id], line)
-			}
-		}
-	}
-	return fx
-}
-
 // TestRules runs every rule on its fixtures in testdata/<ID>-<name>/ and
 // compares the lines it reports with the fixture's `# want:` comments. Every
 // rule needs a fixture where it fires and one (a near miss) where it must not.
@@ -115,18 +54,17 @@ func TestRules(t *testing.T) {
 			}
 			fires, quiet := 0, 0
 			for _, path := range files {
-				data, err := os.ReadFile(path)
+				fx, err := rulefixture.Read(path)
 				if err != nil {
 					t.Fatal(err)
 				}
-				fx := readFixture(t, path, data)
-				if len(fx.wants[r.ID]) > 0 {
+				if len(fx.Wants[r.ID]) > 0 {
 					fires++
 				} else {
 					quiet++
 				}
-				engine := rules.NewEngine(fx.ctx, []*rules.Rule{r}, rules.Options{})
-				manifest.Parse(path, data, engine.Add, func(e manifest.Error) { t.Errorf("input error: %v", e) })
+				engine := rules.NewEngine(fx.Context, []*rules.Rule{r}, rules.Options{})
+				manifest.Parse(path, fx.Data, engine.Add, func(e manifest.Error) { t.Errorf("input error: %v", e) })
 				var got []int
 				for _, f := range engine.Result().Findings {
 					got = append(got, f.Source.Line)
@@ -134,7 +72,7 @@ func TestRules(t *testing.T) {
 						t.Errorf("%s:%d: empty message", path, f.Source.Line)
 					}
 				}
-				wantLines := fx.wants[r.ID]
+				wantLines := fx.Wants[r.ID]
 				sort.Ints(got)
 				sort.Ints(wantLines)
 				if diff := cmp.Diff(wantLines, got); diff != "" {

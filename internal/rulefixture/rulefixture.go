@@ -1,0 +1,104 @@
+// Package rulefixture reads the rule fixtures of pkg/rules/builtin/testdata:
+// manifests whose leading comments set up the run and whose `# want:`
+// comments say which rules report which lines. The rules' tests and the
+// emulator's parity test read them the same way.
+//
+// Directives, as comments at the top of a fixture file:
+//
+//	# profiles: name=web,namespace=prod          (repeatable; inline profile syntax)
+//	# pod-identity: namespace/serviceaccount     (repeatable)
+//	# target-version: 1.25
+//	# settings: {refusePrivilegeEscalation: true}   (.fargatekit.yaml, in flow style)
+//
+// and expectations on the line a finding must point at:
+//
+//	hostNetwork: true  # want: FG006
+package rulefixture
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/fargatekit/fargatekit/internal/profiles"
+	"github.com/fargatekit/fargatekit/internal/settings"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+var (
+	directive = regexp.MustCompile(`^#\s*(profiles|pod-identity|target-version|settings):\s*(.+)$`)
+	want      = regexp.MustCompile(`#\s*want:\s*(.+)$`)
+)
+
+// Fixture is one fixture file, read.
+type Fixture struct {
+	Path string
+	Data []byte
+	// Context is the run its directives set up.
+	Context *rules.Context
+	// Settings are its settings directive's (the defaults without one).
+	Settings *settings.Settings
+	// Wants are the lines each rule must report, by rule ID.
+	Wants map[string][]int
+}
+
+// Read reads the fixture at path.
+func Read(path string) (*Fixture, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	price, err := fargate.PriceIn(fargate.DefaultRegion)
+	if err != nil {
+		return nil, err
+	}
+	fx := &Fixture{
+		Path: path, Data: data, Settings: settings.Default(),
+		Context: &rules.Context{Namespace: "default", TargetVersion: "1.35", Region: fargate.DefaultRegion, Price: price},
+		Wants:   map[string][]int{},
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if m := directive.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+			if err := fx.apply(m[1], m[2]); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			continue
+		}
+		if m := want.FindStringSubmatch(text); m != nil {
+			for _, id := range strings.Fields(m[1]) {
+				fx.Wants[id] = append(fx.Wants[id], line)
+			}
+		}
+	}
+	fx.Context.Settings = fx.Settings.Fargate
+	return fx, sc.Err()
+}
+
+func (fx *Fixture) apply(key, value string) error {
+	switch key {
+	case "profiles":
+		p, err := profiles.ParseInline(value)
+		if err != nil {
+			return err
+		}
+		fx.Context.Profiles = append(fx.Context.Profiles, p)
+	case "pod-identity":
+		ns, sa, _ := strings.Cut(value, "/")
+		fx.Context.PodIdentity = append(fx.Context.PodIdentity, rules.PodIdentityAssociation{Namespace: ns, ServiceAccount: sa})
+	case "target-version":
+		fx.Context.TargetVersion = value
+	case "settings":
+		s, err := settings.Parse([]byte(value))
+		if err != nil {
+			return fmt.Errorf("settings: %w", err)
+		}
+		fx.Settings = s
+	}
+	return nil
+}
