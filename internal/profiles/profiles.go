@@ -1,7 +1,7 @@
 // Package profiles reads Fargate profiles from the places users keep them:
 // eksctl ClusterConfig files, the JSON the AWS CLI prints, Terraform plans
-// and states (`terraform show -json`), CloudFormation templates, and the
-// inline --fargate-profile flag.
+// and states (`terraform show -json`), CloudFormation templates, the
+// emulator's configuration, and the inline --fargate-profile flag.
 package profiles
 
 import (
@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -40,6 +41,7 @@ const (
 	FormatAWSCLI         Format = "AWS CLI JSON"
 	FormatTerraform      Format = "Terraform JSON"
 	FormatCloudFormation Format = "a CloudFormation template"
+	FormatEmulator       Format = "an emulator configuration"
 )
 
 // clusterConfig is the part of an eksctl ClusterConfig (eksctl.io/v1alpha5) read here.
@@ -110,8 +112,11 @@ func parse(file string, data []byte) (Set, error) {
 	if err := yaml.Unmarshal(data, &head); err != nil {
 		return Set{}, fmt.Errorf("not YAML or JSON: %w", err)
 	}
-	if head.Kind == "ClusterConfig" {
+	switch head.Kind {
+	case "ClusterConfig":
 		return parseClusterConfig(file, data)
+	case clusterconfig.Kind:
+		return parseEmulatorConfig(data)
 	}
 	var out describeOutput
 	if err := yaml.Unmarshal(data, &out); err != nil {
@@ -148,6 +153,20 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 		})
 	}
 	return set, errors.Join(errs...)
+}
+
+// parseEmulatorConfig reads the profiles of `fargatekit emulator
+// --config`: what the emulated cluster starts with.
+func parseEmulatorConfig(data []byte) (Set, error) {
+	cfg, err := clusterconfig.Parse(data)
+	if err != nil {
+		return Set{}, fmt.Errorf("emulator configuration: %w", err)
+	}
+	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator}
+	for _, p := range cfg.FargateProfiles {
+		set.Profiles = append(set.Profiles, p.Profile())
+	}
+	return set, nil
 }
 
 // admit adds a profile read from a file to the set, unless EKS would have

@@ -73,6 +73,14 @@ iam:
 			wantProfiles: []string{"web/DELETING"}},
 		{name: "list", data: `{"fargateProfiles": [{"fargateProfileName": "a", "selectors": [{"namespace": "a"}]}, {"fargateProfileName": "b", "selectors": [{"namespace": "b"}]}]}`,
 			wantProfiles: []string{"a/", "b/"}},
+		{name: "emulator configuration", data: `apiVersion: fargatekit.io/v1alpha1
+kind: EmulatorConfig
+metadata: {name: shop}
+fargateProfiles:
+  - {name: apps, selectors: [{namespace: apps}]}
+`, wantProfiles: []string{"apps/"}},
+		{name: "emulator configuration with an error", data: "apiVersion: fargatekit.io/v1alpha1\nkind: EmulatorConfig\nfargateProfiles: [{name: apps}]\n",
+			wantErr: "emulator configuration: fargateProfiles[0].selectors: is empty"},
 		{name: "no profile", data: `{"cluster": {"name": "c"}}`, wantErr: "no fargateProfile in the file"},
 		{name: "not yaml", data: "a: [b\n", wantErr: "not YAML or JSON"},
 		{name: "eksctl with an invalid profile", data: "kind: ClusterConfig\nfargateProfiles:\n  - name: ok\n    selectors: [{namespace: a}]\n  - name: eks-bad\n    selectors: [{}]\n",

@@ -1,6 +1,7 @@
 package fargate
 
 import (
+	"net/netip"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,5 +31,23 @@ func TestSelectsFargateNodes(t *testing.T) {
 				t.Errorf("SelectsFargateNodes = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestNodeName(t *testing.T) {
+	ip := netip.MustParseAddr("10.0.1.2")
+	for _, tc := range []struct {
+		region string
+		dns    bool
+		want   string
+	}{
+		{"us-east-1", true, "fargate-ip-10-0-1-2.ec2.internal"},
+		{"eu-west-1", true, "fargate-ip-10-0-1-2.eu-west-1.compute.internal"},
+		{"us-east-2", true, "fargate-ip-10-0-1-2.us-east-2.compute.internal"},
+		{"eu-west-1", false, "fargate-null"},
+	} {
+		if got := NodeName(tc.region, ip, tc.dns); got != tc.want {
+			t.Errorf("NodeName(%s, dns %v) = %q, want %q", tc.region, tc.dns, got, tc.want)
+		}
 	}
 }

@@ -107,11 +107,11 @@ func (vs Violations) Err() error {
 	return errors.Join(errs...)
 }
 
-// Without returns the violations that are not quotas.
-func (vs Violations) Without(quota bool) Violations {
+// Quotas returns the violations of adjustable quotas.
+func (vs Violations) Quotas() Violations {
 	var out Violations
 	for _, v := range vs {
-		if v.Quota() != quota {
+		if v.Quota() {
 			out = append(out, v)
 		}
 	}

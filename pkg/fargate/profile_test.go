@@ -104,24 +104,47 @@ func TestValidate(t *testing.T) {
 	for i := range many {
 		many[i] = Selector{Namespace: "ns"}
 	}
+	six := map[string]string{"a": "", "b": "", "c": "", "d": "", "e": "", "f": ""}
 	for _, tc := range []struct {
-		name    string
-		p       Profile
-		wantErr bool
+		name string
+		p    Profile
+		want []string // kind and field of each violation
 	}{
-		{"valid", Profile{Name: "web", Selectors: []Selector{{Namespace: "prod"}}}, false},
-		{"eks- prefix", Profile{Name: "eks-web", Selectors: []Selector{{Namespace: "prod"}}}, true},
-		{"no name", Profile{Selectors: []Selector{{Namespace: "prod"}}}, true},
-		{"no selectors", Profile{Name: "web"}, true},
-		{"no namespace", Profile{Name: "web", Selectors: []Selector{{}}}, true},
-		{"six selectors", Profile{Name: "web", Selectors: many}, true},
-		{"six labels", Profile{Name: "web", Selectors: []Selector{{Namespace: "a", Labels: map[string]string{"a": "", "b": "", "c": "", "d": "", "e": "", "f": ""}}}}, true},
+		{"valid", Profile{Name: "web", Selectors: []Selector{{Namespace: "prod"}}}, nil},
+		{"eks- prefix", Profile{Name: "eks-web", Selectors: []Selector{{Namespace: "prod"}}}, []string{"name-reserved fargateProfileName"}},
+		{"no name", Profile{Selectors: []Selector{{Namespace: "prod"}}}, []string{"name-required fargateProfileName"}},
+		{"a space in the name", Profile{Name: "my web", Selectors: []Selector{{Namespace: "prod"}}}, []string{"name-invalid fargateProfileName"}},
+		{"no selectors", Profile{Name: "web"}, []string{"selector-required selectors"}},
+		{"no namespace", Profile{Name: "web", Selectors: []Selector{{}, {Namespace: "a"}, {}}},
+			[]string{"namespace-required selectors[0].namespace", "namespace-required selectors[2].namespace"}},
+		{"six selectors", Profile{Name: "web", Selectors: many}, []string{"too-many-selectors selectors"}},
+		{"six labels", Profile{Name: "web", Selectors: []Selector{{Namespace: "a"}, {Namespace: "a", Labels: six}}}, []string{"too-many-labels selectors[1].labels"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.p.Validate(DefaultLimits); (err != nil) != tc.wantErr {
-				t.Errorf("Validate = %v, wantErr %v", err, tc.wantErr)
+			var got []string
+			for _, v := range tc.p.Validate(DefaultLimits) {
+				got = append(got, string(v.Kind)+" "+v.Field)
+				if v.Quota() != (v.Limit > 0) {
+					t.Errorf("%s: quota %v with limit %d", v.Kind, v.Quota(), v.Limit)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("violations (-want +got):\n%s", diff)
+			}
+			if quotas := tc.p.Validate(Limits{}).Quotas(); len(quotas) > 0 {
+				t.Errorf("zero limits are not checked, got %v", quotas)
 			}
 		})
+	}
+}
+
+func TestValidateCluster(t *testing.T) {
+	ps := make([]Profile, 11)
+	if vs := ValidateCluster(ps, DefaultLimits); len(vs) != 1 || vs[0].Kind != TooManyProfiles || vs[0].Error() != "fargateProfiles has 11 profiles for one cluster, at most 10 are allowed" {
+		t.Errorf("11 profiles: %v", vs)
+	}
+	if vs := ValidateCluster(ps[:10], DefaultLimits); vs != nil {
+		t.Errorf("10 profiles: %v", vs)
 	}
 }
 
@@ -152,6 +175,11 @@ func TestPlace(t *testing.T) {
 		{"fargate annotation is no opt-out", profiles, "prod", corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ComputeTypeAnnotation: "fargate"}}},
 			Placement{Fargate: true, Profile: "web", Matching: []string{"web"}}},
 		{"affinity excludes fargate", nil, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{Affinity: notFargate}}, Placement{Reason: ReasonEC2Affinity}},
+		{"with profiles, the webhook ignores node selection", profiles, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{Affinity: notFargate}},
+			Placement{Fargate: true, Profile: "web", Matching: []string{"web"}}},
+		{"a scheduler of its own", profiles, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: "volcano"}}, Placement{Reason: ReasonOwnScheduler}},
+		{"default-scheduler named", profiles, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: corev1.DefaultSchedulerName}},
+			Placement{Fargate: true, Profile: "web", Matching: []string{"web"}}},
 		{"affinity with a term allowing fargate", nil, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{Affinity: orFargate}}, Placement{Fargate: true}},
 		{"node selector ec2", nil, "prod", corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: map[string]string{ComputeTypeLabel: "ec2"}}}, Placement{Reason: ReasonEC2Affinity}},
 	} {

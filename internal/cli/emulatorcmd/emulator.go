@@ -132,6 +132,9 @@ func (f *flagpole) options(s streams.Streams) (*emulator.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.CheckLimits(set.Fargate.Limits); err != nil {
+		return nil, fmt.Errorf("emulator config %s: %w", cmp.Or(f.configPath, "(defaults)"), err)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the fargatekit binary: %w", err)

@@ -92,6 +92,12 @@ type Profile struct {
 	Subnets []string `json:"subnets"`
 }
 
+// Profile returns the profile the configuration declares, as the domain
+// knows profiles (subnets filled in by the defaults).
+func (p Profile) Profile() fargate.Profile {
+	return fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}
+}
+
 // Timings are how long emulated AWS operations take.
 type Timings struct {
 	// Preset is "fast" (the default) or "realistic"; fields set explicitly win.
@@ -313,9 +319,9 @@ func (c *Config) Validate() error {
 	}
 	for i, p := range c.FargateProfiles {
 		field := fmt.Sprintf("fargateProfiles[%d]", i)
-		fp := fargate.Profile{Name: p.Name, Selectors: p.Selectors}
-		if err := fp.Validate(fargate.DefaultLimits); err != nil {
-			bad(field, "%v", err)
+		fp := p.Profile()
+		for _, v := range fp.Validate(fargate.Limits{}) { // quotas: CheckLimits, with the settings' limits
+			bad(field+"."+profileField(v.Field), "%s", v.Message)
 		}
 		for _, id := range p.Subnets {
 			if _, ok := c.SubnetAZ(id); !ok {
@@ -329,6 +335,35 @@ func (c *Config) Validate() error {
 		bad("timings.preset", "%q is not fast or realistic", c.Timings.Preset)
 	}
 	return errors.Join(errs...)
+}
+
+// profileField names a profile field as this file does.
+func profileField(apiField string) string {
+	return strings.Replace(apiField, "fargateProfileName", "name", 1)
+}
+
+// CheckLimits names what exceeds EKS's quotas on profiles (the settings'
+// limits): EKS would refuse to create such profiles.
+func (c *Config) CheckLimits(l fargate.Limits) error {
+	var errs []error
+	for _, v := range fargate.ValidateCluster(c.profiles(), l) {
+		errs = append(errs, fmt.Errorf("%s: %s (limits.profilesPerCluster in the settings)", v.Field, v.Message))
+	}
+	for i, p := range c.FargateProfiles {
+		fp := p.Profile()
+		for _, v := range fp.Validate(l).Quotas() {
+			errs = append(errs, fmt.Errorf("fargateProfiles[%d].%s: %s (a quota of the settings' limits)", i, profileField(v.Field), v.Message))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) profiles() []fargate.Profile {
+	out := make([]fargate.Profile, len(c.FargateProfiles))
+	for i, p := range c.FargateProfiles {
+		out[i] = p.Profile()
+	}
+	return out
 }
 
 // clusterName is what EKS accepts as a cluster name.

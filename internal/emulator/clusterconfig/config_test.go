@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
 func TestDefault(t *testing.T) {
@@ -48,7 +50,8 @@ func TestParseErrors(t *testing.T) {
 		"metadata: {name: '1bad'}\n":                                                   "metadata.name",
 		"vpc: {cidr: 10.0.0.0/33}\n":                                                   "vpc.cidr",
 		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                     "managedNodeGroups[0].instanceType",
-		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":              "fargateProfiles[0]",
+		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":              "fargateProfiles[0].name: \"eks-x\" starts with the reserved prefix",
+		"fargateProfiles: [{name: x}]\n":                                               "fargateProfiles[0].selectors: is empty: at least one selector is required",
 		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n": "fargateProfiles[0].subnets",
 		"timings: {preset: slow}\n":                                                    "timings.preset",
 		"timings: {profileCreate: soon}\n":                                             "duration",
@@ -59,5 +62,19 @@ func TestParseErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want an error naming %q", data, err, want)
 		}
+	}
+}
+
+func TestCheckLimits(t *testing.T) {
+	c, err := Parse([]byte("fargateProfiles: [{name: x, selectors: [{namespace: a}, {namespace: b}, {namespace: c}]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckLimits(fargate.DefaultLimits); err != nil {
+		t.Errorf("three selectors are within the default limits: %v", err)
+	}
+	err = c.CheckLimits(fargate.Limits{SelectorsPerProfile: 2, ProfilesPerCluster: 0})
+	if err == nil || !strings.Contains(err.Error(), "fargateProfiles[0].selectors: has 3 selectors, at most 2 are allowed") {
+		t.Errorf("error %v, want the selectors quota named", err)
 	}
 }

@@ -60,17 +60,14 @@ type Issue struct {
 
 // ProfileState is a Fargate profile as the Store keeps it.
 type ProfileState struct {
-	Name                string             `json:"fargateProfileName"`
-	ARN                 string             `json:"fargateProfileArn"`
-	ClusterName         string             `json:"clusterName"`
-	CreatedAt           time.Time          `json:"createdAt"`
-	PodExecutionRoleARN string             `json:"podExecutionRoleArn"`
-	Subnets             []string           `json:"subnets"`
-	Selectors           []fargate.Selector `json:"selectors"`
-	// Status is one of the fargate.Status* values.
-	Status string            `json:"status"`
-	Tags   map[string]string `json:"tags"`
-	Health Health            `json:"health"`
+	// Profile is the profile itself: name, selectors, subnets, role and
+	// status (one of the fargate.Status* values).
+	fargate.Profile
+	ARN         string            `json:"fargateProfileArn"`
+	ClusterName string            `json:"clusterName"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	Tags        map[string]string `json:"tags"`
+	Health      Health            `json:"health"`
 	// ClientRequestToken is the idempotency token of the create.
 	ClientRequestToken string `json:"clientRequestToken,omitempty"`
 	// StatusSince is when the profile entered Status; a CREATING profile
@@ -169,17 +166,16 @@ func (s *Store) seed() {
 			subnets = s.cfg.PrivateSubnetIDs()
 		}
 		ps := ProfileState{
-			Name:                p.Name,
-			ARN:                 s.profileARN(p.Name),
-			ClusterName:         s.cfg.Metadata.Name,
-			CreatedAt:           now,
-			PodExecutionRoleARN: fmt.Sprintf("arn:aws:iam::%s:role/%s", s.cfg.AccountID, DefaultPodExecutionRole),
-			Subnets:             slices.Clone(subnets),
-			Selectors:           slices.Clone(p.Selectors),
-			Status:              fargate.StatusActive,
-			Tags:                map[string]string{},
-			Health:              Health{Issues: []Issue{}},
-			StatusSince:         now,
+			Profile: fargate.Profile{
+				Name: p.Name, Selectors: slices.Clone(p.Selectors), Subnets: slices.Clone(subnets), Status: fargate.StatusActive,
+				PodExecutionRoleARN: fmt.Sprintf("arn:aws:iam::%s:role/%s", s.cfg.AccountID, DefaultPodExecutionRole),
+			},
+			ARN:         s.profileARN(p.Name),
+			ClusterName: s.cfg.Metadata.Name,
+			CreatedAt:   now,
+			Tags:        map[string]string{},
+			Health:      Health{Issues: []Issue{}},
+			StatusSince: now,
 		}
 		s.profiles = append(s.profiles, ps.clone())
 	}
@@ -367,7 +363,7 @@ func (s *Store) Active() []fargate.Profile {
 	for i := range s.profiles {
 		p := s.profiles[i].clone()
 		if p.Status == fargate.StatusActive {
-			out = append(out, fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets, Status: p.Status})
+			out = append(out, p.Profile)
 		}
 	}
 	return out
@@ -546,18 +542,17 @@ func (s *Store) create(in createInput) (ProfileState, error) {
 		}
 		now := s.clock.Now().UTC()
 		p := ProfileState{
-			Name:                in.Name,
-			ARN:                 s.profileARN(in.Name),
-			ClusterName:         cluster,
-			CreatedAt:           now,
-			PodExecutionRoleARN: in.PodExecutionRoleARN,
-			Subnets:             slices.Clone(subnets),
-			Selectors:           in.Selectors,
-			Status:              fargate.StatusCreating,
-			Tags:                tags,
-			Health:              Health{Issues: []Issue{}},
-			ClientRequestToken:  in.ClientRequestToken,
-			StatusSince:         now,
+			Profile: fargate.Profile{
+				Name: in.Name, Selectors: in.Selectors, Subnets: slices.Clone(subnets), Status: fargate.StatusCreating,
+				PodExecutionRoleARN: in.PodExecutionRoleARN,
+			},
+			ARN:                s.profileARN(in.Name),
+			ClusterName:        cluster,
+			CreatedAt:          now,
+			Tags:               tags,
+			Health:             Health{Issues: []Issue{}},
+			ClientRequestToken: in.ClientRequestToken,
+			StatusSince:        now,
 		}
 		p = p.clone()
 		s.profiles = append(s.profiles, p)

@@ -27,9 +27,10 @@ func twoSeeds(c *clusterconfig.Config) {
 // directory.
 func TestFreshState(t *testing.T) {
 	e := newEnv(t, twoSeeds)
+	role := "arn:aws:iam::111122223333:role/" + eksapi.DefaultPodExecutionRole
 	want := []fargate.Profile{
-		{Name: "s1", Selectors: []fargate.Selector{{Namespace: "kube-system"}}, Subnets: []string{"subnet-private1", "subnet-private2", "subnet-private3"}, Status: "ACTIVE"},
-		{Name: "s2", Selectors: []fargate.Selector{{Namespace: "apps", Labels: map[string]string{"tier": "web"}}}, Subnets: []string{"subnet-private2"}, Status: "ACTIVE"},
+		{Name: "s1", Selectors: []fargate.Selector{{Namespace: "kube-system"}}, Subnets: []string{"subnet-private1", "subnet-private2", "subnet-private3"}, Status: "ACTIVE", PodExecutionRoleARN: role},
+		{Name: "s2", Selectors: []fargate.Selector{{Namespace: "apps", Labels: map[string]string{"tier": "web"}}}, Subnets: []string{"subnet-private2"}, Status: "ACTIVE", PodExecutionRoleARN: role},
 	}
 	if diff := cmp.Diff(want, e.store.Active()); diff != "" {
 		t.Errorf("Active() (-want +got):\n%s", diff)

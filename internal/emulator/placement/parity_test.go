@@ -293,4 +293,3 @@ func FuzzParity(f *testing.F) {
 		}
 	})
 }
-
