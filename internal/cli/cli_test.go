@@ -59,7 +59,9 @@ func checkGolden(t *testing.T, golden, got string) {
 
 type jsonOut struct {
 	Findings []struct {
-		Rule string `json:"rule"`
+		Rule     string `json:"rule"`
+		Severity string `json:"severity"`
+		Message  string `json:"message"`
 	} `json:"findings"`
 	Workloads []struct {
 		Object struct {

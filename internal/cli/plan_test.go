@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,5 +77,49 @@ func TestPlanErrors(t *testing.T) {
 	code, _, stderr := run(t, "", "plan", "--terraform", tfPlans+"/no-fargate.plan.json")
 	if code != 0 || !strings.Contains(stderr, "nothing to analyse") {
 		t.Errorf("a plan without profiles: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestPlanSettings: plan applies .fargatekit.yaml as check does (disabled
+// rules, severities), and reports EKS's profile quota for the profiles that
+// exist at once during the safe sequence, which creates before it deletes.
+func TestPlanSettings(t *testing.T) {
+	dir := t.TempDir()
+	eksctl := func(name string, profiles ...string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: shop, region: us-east-1}\nfargateProfiles:\n")
+		for _, p := range profiles {
+			fmt.Fprintf(&b, "  - name: %s\n    selectors: [{namespace: %s}]\n", p, p)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	nine := []string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}
+	old := eksctl("old.yaml", nine...)
+	// Two profiles replaced under new names: nine after, eleven at once in phase 1.
+	replaced := eksctl("new.yaml", append(slices.Clone(nine[:7]), "q8", "q9")...)
+	_, out, _ := run(t, "", "plan", "-o", "json", "--old", old, "--new", replaced)
+	j := decode(t, out)
+	var quota []string
+	for _, f := range j.Findings {
+		if f.Rule == "FG024" {
+			quota = append(quota, f.Message)
+		}
+	}
+	if len(quota) != 1 || !strings.Contains(quota[0], "has 11 profiles for one cluster, at most 10 are allowed during the safe sequence") {
+		t.Errorf("FG024 findings %q, want one about the 11 profiles of phase 1", quota)
+	}
+	settings := filepath.Join(dir, "settings.yaml")
+	if err := os.WriteFile(settings, []byte("limits: {profilesPerCluster: 20}\ndisable: [PL005]\nseverity: {coverage-lost: info}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = run(t, "", "plan", "-o", "json", "--settings", settings, "--old", old, "--new", replaced)
+	for _, f := range decode(t, out).Findings {
+		if f.Rule == "FG024" || f.Rule == "PL005" || (f.Rule == "PL004" && f.Severity != "info") {
+			t.Errorf("with the settings: %s %s %s", f.Rule, f.Severity, f.Message)
+		}
 	}
 }

@@ -88,6 +88,11 @@ func ReadFile(path string) (Set, error) {
 // ClusterConfig or `aws eks describe-fargate-profile` output.
 func Parse(file string, data []byte) (Set, error) {
 	set, err := parse(file, data)
+	for i := range set.Profiles {
+		if set.Profiles[i].Source.File == "" {
+			set.Profiles[i].Source = object.Source{File: file}
+		}
+	}
 	switch {
 	case isTerraformJSON(data):
 		set.Format = FormatTerraform
@@ -191,7 +196,7 @@ func (s *Set) admit(p fargate.Profile, where string, partial bool) error {
 // Each namespace= starts a selector; labels= adds labels to the current
 // selector, and a following part that is not a known key adds another label.
 func ParseInline(spec string) (fargate.Profile, error) {
-	var p fargate.Profile
+	p := fargate.Profile{Source: object.Source{File: "--fargate-profile"}}
 	var cur *fargate.Selector
 	inLabels := false
 	for _, part := range strings.Split(spec, ",") {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
 func TestParseInline(t *testing.T) {
@@ -42,6 +43,7 @@ func TestParseInline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tc.want.Source = object.Source{File: "--fargate-profile"}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -13,6 +13,9 @@
 // and expectations on the line a finding must point at:
 //
 //	hostNetwork: true  # want: FG006
+//
+// A finding about a profile points at its directive, which may carry the
+// expectation too.
 package rulefixture
 
 import (
@@ -26,6 +29,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -64,15 +68,15 @@ func Read(path string) (*Fixture, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
-		if m := directive.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
-			if err := fx.apply(m[1], m[2]); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-			continue
-		}
 		if m := want.FindStringSubmatch(text); m != nil {
 			for _, id := range strings.Fields(m[1]) {
 				fx.Wants[id] = append(fx.Wants[id], line)
+			}
+			text = text[:len(text)-len(m[0])]
+		}
+		if m := directive.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+			if err := fx.apply(m[1], strings.TrimSpace(m[2]), object.Source{File: path, Line: line}); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 		}
 	}
@@ -80,13 +84,14 @@ func Read(path string) (*Fixture, error) {
 	return fx, sc.Err()
 }
 
-func (fx *Fixture) apply(key, value string) error {
+func (fx *Fixture) apply(key, value string, at object.Source) error {
 	switch key {
 	case "profiles":
 		p, err := profiles.ParseInline(value)
 		if err != nil {
 			return err
 		}
+		p.Source = at
 		fx.Context.Profiles = append(fx.Context.Profiles, p)
 	case "pod-identity":
 		ns, sa, _ := strings.Cut(value, "/")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -103,14 +105,17 @@ func Load(path string) (*Settings, error) {
 	return s, nil
 }
 
-// Parse validates a settings file's contents against the built-in rules,
-// naming every field that is wrong.
+// Parse validates a settings file's contents against the rules of check
+// and plan, naming every field that is wrong.
 func Parse(data []byte) (*Settings, error) {
 	var f File
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, err
 	}
-	reg := builtin.Registry()
+	reg, err := rules.NewRegistry(slices.Concat(builtin.Rules(), plan.Rules)...)
+	if err != nil {
+		return nil, err
+	}
 	s := Default()
 	s.Ignore = f.IgnorePaths
 	if f.AllowedCapabilities != nil {
@@ -201,12 +206,31 @@ func (s *Settings) Ignored(path string) bool {
 }
 
 // Rules returns the built-in rules less the disabled ones.
-func (s *Settings) Rules() []*rules.Rule {
+func (s *Settings) Rules() []*rules.Rule { return s.Enabled(builtin.Rules()) }
+
+// Enabled returns the rules of rs that are not disabled.
+func (s *Settings) Enabled(rs []*rules.Rule) []*rules.Rule {
 	var out []*rules.Rule
-	for _, r := range builtin.Rules() {
+	for _, r := range rs {
 		if !s.Disabled[r.ID] {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// Apply applies the settings to findings made outside the engine (plan's):
+// those of disabled rules go, and severities change as the settings say.
+func (s *Settings) Apply(fs []rules.Finding) []rules.Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if s.Disabled[f.Rule.ID] {
+			continue
+		}
+		if sev, ok := s.Severity[f.Rule.ID]; ok {
+			f.Severity = sev
+		}
+		out = append(out, f)
 	}
 	return out
 }

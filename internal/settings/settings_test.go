@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -37,6 +38,21 @@ func TestParse(t *testing.T) {
 		if got := s.Ignored(path); got != want {
 			t.Errorf("Ignored(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+func TestPlanRules(t *testing.T) {
+	s, err := Parse([]byte("disable: [PL005]\nseverity: {coverage-lost: info}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := s.Apply([]rules.Finding{{Rule: plan.CoverageGained, Severity: rules.Info}, {Rule: plan.CoverageLost, Severity: rules.Warning}, {Rule: plan.LeavesFargate, Severity: rules.Blocker}})
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Rule.ID+" "+f.Severity.String())
+	}
+	if diff := cmp.Diff([]string{"PL004 info", "PL001 blocker"}, got); diff != "" {
+		t.Errorf("findings after the settings (-want +got):\n%s", diff)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
 // ProfileLabel is the pod label EKS sets to the chosen profile, and with which
@@ -45,6 +47,9 @@ type Profile struct {
 	// PodExecutionRoleARN is the IAM role the pods of the profile run with
 	// (empty when the source does not say it). Validate ignores it.
 	PodExecutionRoleARN string `json:"podExecutionRoleArn,omitempty"`
+	// Source is where the profile was declared (file, and line when known),
+	// for the findings about it.
+	Source object.Source `json:"-"`
 }
 
 // Active reports whether the profile places new pods.

@@ -22,10 +22,13 @@ import (
 	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/report"
+	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/compat"
 )
 
 type flagpole struct {
@@ -39,6 +42,7 @@ type flagpole struct {
 	namespace   string
 	maxFileSize int64
 	render      render.Options
+	settings    string
 }
 
 // NewCommand returns the plan command.
@@ -80,6 +84,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
 	f.report.Add(fl)
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	settings.AddFlag(fl, &f.settings)
 	f.render.AddFlags(fl)
 	return cmd
 }
@@ -119,14 +124,18 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 		return fmt.Errorf("--create-duration and --delete-duration must be positive")
 	}
 
-	rep := &report.Report{Version: cmd.Root().Version, Rules: plan.Rules, Target: eks.DefaultTarget(time.Now())}
-	workloads := loadWorkloads(s, f, paths, rep, rep.Target)
+	set, err := settings.Resolve(f.settings)
+	if err != nil {
+		return err
+	}
+	rep := &report.Report{Version: cmd.Root().Version, Rules: set.Enabled(planRules), Target: eks.DefaultTarget(time.Now())}
+	workloads := loadWorkloads(s, f, set, paths, rep, rep.Target)
 	in := plan.Input{Changes: ch.changes, Unchanged: ch.unchanged, Workloads: workloads, NodeGroups: ch.nodeGroups, Durations: f.durations}
 	if len(ch.changes) == 0 {
 		fmt.Fprintf(s.ErrOut, "%s: no Fargate profile is created, deleted or replaced: nothing to analyse\n", ch.source)
 	}
 	res := plan.Analyze(in)
-	rep.Findings = plan.Findings(in, res, ch.source)
+	rep.Findings = set.Apply(append(plan.Findings(in, res, ch.source), quotaFindings(in, res, set.Fargate.Limits)...))
 	rep.Plan = &report.Plan{Source: ch.source, Result: res, Sequence: sequence(ch, res)}
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
@@ -243,7 +252,7 @@ func diff(before, after []fargate.Profile) *change {
 func sameProfile(a, b fargate.Profile) bool {
 	norm := func(p fargate.Profile) fargate.Profile {
 		p.Subnets = slices.Sorted(slices.Values(p.Subnets))
-		p.Status = ""
+		p.Status, p.Source = "", object.Source{}
 		sels := slices.Clone(p.Selectors)
 		for i := range sels {
 			if len(sels[i].Labels) == 0 {
@@ -268,18 +277,64 @@ func selectorKey(s fargate.Selector) string {
 }
 
 // loadWorkloads reads the manifests and keeps what the simulation needs.
-func loadWorkloads(s streams.Streams, f *flagpole, paths []string, rep *report.Report, target string) []plan.Workload {
+func loadWorkloads(s streams.Streams, f *flagpole, set *settings.Settings, paths []string, rep *report.Report, target string) []plan.Workload {
 	if len(paths) == 0 {
 		return nil
 	}
-	// No profiles: placement then only says which workloads keep themselves off Fargate.
-	engine := rules.NewEngine(&rules.Context{Namespace: f.namespace}, nil, rules.Options{})
+	// An empty list of profiles: placement then says only which pods EKS's
+	// webhook leaves alone whatever the profiles (the compute-type
+	// annotation, a scheduler of their own).
+	engine := rules.NewEngine(&rules.Context{Namespace: f.namespace, Profiles: []fargate.Profile{}}, nil, rules.Options{})
 	f.render.Namespace, f.render.KubeVersion = f.namespace, target
-	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Expand: f.render.Expand}
+	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Expand: f.render.Expand, Skip: set.Ignored}
 	loader.Load(paths, engine.Add, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
 	var out []plan.Workload
 	for _, w := range engine.Result().Workloads {
-		out = append(out, plan.Workload{Ref: w.Ref, Source: w.Source, Namespace: w.Namespace, Labels: w.Labels, OffFargate: w.Placement.Reason})
+		off := w.Placement.Reason
+		if off == fargate.ReasonNoProfile {
+			off = ""
+		}
+		out = append(out, plan.Workload{Ref: w.Ref, Source: w.Source, Namespace: w.Namespace, Labels: w.Labels, OffFargate: off})
+	}
+	return out
+}
+
+// planRules are the rules whose findings plan reports.
+var planRules = append(slices.Clone(plan.Rules), compat.ProfileQuota)
+
+// quotaFindings reports the profiles beyond EKS's quotas after the change,
+// and the profiles that would exist at once during the safe sequence, which
+// creates the new ones (and the bridges) before it deletes.
+func quotaFindings(in plan.Input, r plan.Result, l fargate.Limits) []rules.Finding {
+	after := slices.Clone(in.Unchanged)
+	var peak []fargate.Profile
+	for _, c := range in.Changes {
+		if c.After != nil {
+			after = append(after, *c.After)
+		}
+		if c.Before != nil {
+			peak = append(peak, *c.Before)
+		}
+	}
+	out := compat.QuotaFindings(after, l, "")
+	peak = append(peak, in.Unchanged...)
+	for _, c := range r.Safe.Create {
+		peak = append(peak, *c.After)
+	}
+	for _, b := range r.Safe.Bridges {
+		bridge := b.Old
+		bridge.Name = b.BridgeName()
+		peak = append(peak, bridge)
+	}
+	if len(fargate.ValidateCluster(after, l)) == 0 {
+		for _, f := range compat.QuotaFindings(peak, l, " during the safe sequence, which creates before it deletes") {
+			if f.Path == "fargateProfiles" {
+				out = append(out, f)
+			}
+		}
+	}
+	for i := range out {
+		out[i].Rule, out[i].Severity = compat.ProfileQuota, compat.ProfileQuota.Severity
 	}
 	return out
 }

@@ -36,6 +36,7 @@ func Rules() []*rules.Rule {
 		compat.ProfileLabelMismatch,
 		compat.PodIdentity,
 		compat.NodeSelection,
+		compat.ProfileQuota,
 		availability.AffinityIgnored,
 		availability.TopologySpreadIgnored,
 		availability.MissingPDB,

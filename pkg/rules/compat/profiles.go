@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -52,4 +53,46 @@ var ProfileLabelMismatch = &rules.Rule{
 		return []rules.Finding{rules.At(obj, obj.Pod.MetadataPath(object.Key("labels", fargate.ProfileLabel)),
 			"the pod asks for Fargate profile %q, which does not match it; %s", want, where)}
 	},
+}
+
+// ProfileQuota reports profiles beyond EKS's quotas.
+var ProfileQuota = &rules.Rule{
+	ID: "FG024", Name: "profile-quota", Category: rules.CategoryConfig, Severity: rules.Blocker,
+	Summary: "A Fargate profile exceeds EKS's quotas: selectors per profile, labels per selector, or profiles per cluster.",
+	Doc: "EKS refuses to create a profile with more selectors or labels than its quotas allow, and a profile beyond the " +
+		"cluster's number of profiles (`ResourceLimitExceededException: Fargate Profile limit exceeded for cluster.`). " +
+		"The profile then does not exist, and the pods it would select are not placed on Fargate. The defaults are 5 " +
+		"selectors per profile, 5 label pairs per selector and 10 profiles per cluster; AWS raises them on request, so " +
+		"the limits are settings (`limits` in .fargatekit.yaml), applied the same way by check, plan and the emulator's " +
+		"EKS API. plan also counts the profiles that exist at once during its safe sequence, which creates before it deletes.",
+	Unconfirmed: "The quotas' current default values are not confirmed; set yours in .fargatekit.yaml.",
+	Remediation: "Merge selectors (namespaces and label values take the wildcards * and ?), split the profile in two, merge " +
+		"profiles, or ask AWS to raise the quota and set the new limit in .fargatekit.yaml.",
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
+		return QuotaFindings(ctx.Profiles, ctx.Settings.Limits, "")
+	},
+}
+
+// QuotaFindings returns a finding for each quota the profiles exceed under
+// limits; when is "" for profiles that exist together, or says when they
+// would (", during the safe sequence").
+func QuotaFindings(profiles []fargate.Profile, l fargate.Limits, when string) []rules.Finding {
+	var out []rules.Finding
+	at := func(p *fargate.Profile, v fargate.Violation, format string, args ...any) {
+		out = append(out, rules.Finding{
+			Object: object.Ref{APIVersion: "eks.amazonaws.com/v1", Kind: "FargateProfile", Name: p.Name},
+			Source: p.Source, Path: v.Field, Message: fmt.Sprintf(format, args...),
+		})
+	}
+	for i := range profiles {
+		p := &profiles[i]
+		for _, v := range p.Validate(l).Quotas() {
+			at(p, v, "profile %q: %s%s: EKS refuses to create it", p.Name, v.Error(), when)
+		}
+	}
+	for _, v := range fargate.ValidateCluster(profiles, l) {
+		last := &profiles[len(profiles)-1]
+		at(last, v, "%s%s: EKS refuses to create the profiles beyond the quota, such as %q", v.Error(), when, last.Name)
+	}
+	return out
 }
