@@ -1,4 +1,4 @@
-// Package check implements `fargatekit check`: static analysis of manifests
+// Package checkcmd implements `fargatekit check`: static analysis of manifests
 // for EKS on Fargate.
 package checkcmd
 

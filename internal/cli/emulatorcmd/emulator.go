@@ -1,4 +1,4 @@
-// Package emulator implements `fargatekit emulator`: EKS on Fargate on a
+// Package emulatorcmd implements `fargatekit emulator`: EKS on Fargate on a
 // laptop or in CI.
 package emulatorcmd
 

@@ -1,4 +1,4 @@
-// Package plan implements `fargatekit plan`: what a change of Fargate
+// Package plancmd implements `fargatekit plan`: what a change of Fargate
 // profiles does to the pods of the workloads it touches, and how to make it
 // without moving them off Fargate.
 package plancmd

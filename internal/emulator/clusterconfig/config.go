@@ -1,4 +1,4 @@
-// Package config is the emulator's cluster configuration: a YAML file close
+// Package clusterconfig is the emulator's cluster configuration: a YAML file close
 // to eksctl's ClusterConfig, with defaults that work without any file.
 package clusterconfig
 

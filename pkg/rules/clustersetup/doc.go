@@ -1,3 +1,3 @@
-// Package config holds the rules about cluster configuration that Fargate
+// Package clustersetup holds the rules about cluster configuration that Fargate
 // depends on: CoreDNS placement and Fargate's built-in logging.
 package clustersetup
