@@ -5,4 +5,7 @@
 //
 // The calendar is embedded in the binary from data/versions.yaml; the
 // package does no I/O.
+//
+// Stability: part of fargatekit's engine, importable by other programs. Until
+// fargatekit 1.0 its API may change in a minor release.
 package eks

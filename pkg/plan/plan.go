@@ -4,6 +4,9 @@
 // It tells, workload by workload, where the pods are before, during and after
 // the change, and what sequence of operations keeps them on Fargate. It does
 // no I/O.
+//
+// Stability: part of fargatekit's engine, importable by other programs. Until
+// fargatekit 1.0 its API may change in a minor release.
 package plan
 
 import (

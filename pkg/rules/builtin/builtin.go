@@ -1,4 +1,7 @@
 // Package builtin lists fargatekit's rules: the one place a rule is added.
+//
+// Stability: part of fargatekit's engine, importable by other programs. Until
+// fargatekit 1.0 its API may change in a minor release.
 package builtin
 
 import (

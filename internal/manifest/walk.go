@@ -1,0 +1,149 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Walking directories and reading files: what the loader reads, in which
+// order, within which limits.
+
+// walk adds the units a path stands for: what Expand makes of it, the file
+// itself, or the manifest files below a directory in lexical order, skipping
+// hidden files and directories.
+func (l *Loader) walk(root string, add func(unit)) {
+	info, err := os.Stat(root)
+	if err != nil {
+		add(problem(root, err))
+		return
+	}
+	if l.expand(root, info, add) {
+		return
+	}
+	if !info.IsDir() {
+		add(unit{path: root, read: true, count: true})
+		return
+	}
+	walkRoot := root
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		// WalkDir does not follow a link it starts from; with a trailing
+		// separator the link is resolved, and paths still start with root.
+		walkRoot = root + string(filepath.Separator)
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			add(problem(path, err))
+			return nil
+		}
+		if path == walkRoot {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		skip := l.Skip != nil && l.Skip(path)
+		if d.IsDir() {
+			if !skip && l.expandEntry(path, d, add) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if skip || l.expandEntry(path, d, add) || !hasExtension(path) {
+			return nil
+		}
+		add(unit{path: path, read: true, count: true})
+		return nil
+	})
+	if err != nil {
+		add(problem(root, err))
+	}
+}
+
+// expand asks Expand about path and adds what it made; it reports whether
+// the path is done with.
+func (l *Loader) expand(path string, info fs.FileInfo, add func(unit)) bool {
+	if l.Expand == nil {
+		return false
+	}
+	docs, handled, err := l.Expand(path, info)
+	switch {
+	case err != nil:
+		add(unit{path: path, count: true, errors: []Error{{File: path, Message: err.Error()}}})
+		return true
+	case handled:
+		add(unit{path: path, count: true, docs: docs})
+		return true
+	}
+	return false
+}
+
+func (l *Loader) expandEntry(path string, d fs.DirEntry, add func(unit)) bool {
+	if l.Expand == nil {
+		return false
+	}
+	info, err := d.Info()
+	if err != nil {
+		add(problem(path, err))
+		return true
+	}
+	return l.expand(path, info, add)
+}
+
+func hasExtension(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range Extensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func (l *Loader) max() int64 {
+	if l.MaxFileSize > 0 {
+		return l.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+func (l *Loader) readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.New(describe(err))
+	}
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
+	if info, err := f.Stat(); err == nil && info.Size() > l.max() {
+		return nil, fmt.Errorf("file is too large (%d bytes; the limit is %d, see --max-file-size)", info.Size(), l.max())
+	}
+	return l.readAll(f)
+}
+
+func (l *Loader) readAll(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("no standard input")
+	}
+	data, err := io.ReadAll(io.LimitReader(r, l.max()+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if int64(len(data)) > l.max() {
+		return nil, fmt.Errorf("input is too large (more than %d bytes, see --max-file-size)", l.max())
+	}
+	return data, nil
+}
