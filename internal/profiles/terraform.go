@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/plan"
 )
 
 // Terraform resource types read from plans and states (AWS provider).
@@ -112,6 +114,30 @@ func (p *TerraformPlan) EC2Capacity(cluster string) bool {
 		}
 	}
 	return false
+}
+
+// PlanChanges translates the plan's changes of the profiles of cluster (""
+// for every cluster) into the domain's changes: creates, deletes and
+// replacements, which plan.Analyze simulates, and the profiles that stay
+// (no-op, tags only, or no longer managed). changed is the cluster the
+// changes name, if any.
+func (p *TerraformPlan) PlanChanges(cluster string) (changes []plan.Change, unchanged []fargate.Profile, changed string) {
+	for _, c := range p.Changes {
+		if cluster != "" && c.Cluster != "" && c.Cluster != cluster {
+			continue
+		}
+		changed = cmp.Or(changed, c.Cluster)
+		switch c.Action {
+		case ActionCreate, ActionDelete, ActionReplace:
+			changes = append(changes, plan.Change{Address: c.Address, Before: c.Before, After: c.After,
+				CreateBeforeDestroy: c.CreateBeforeDestroy, Unknown: slices.Contains(c.Unknown, "selector") || slices.Contains(c.Unknown, "fargate_profile_name")})
+		default: // no-op, update (tags only), forget
+			if pr := cmp.Or(c.After, c.Before); pr != nil {
+				unchanged = append(unchanged, *pr)
+			}
+		}
+	}
+	return changes, unchanged, changed
 }
 
 // Cluster is the cluster of the plan: the first non-empty Cluster of its

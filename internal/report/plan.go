@@ -72,7 +72,7 @@ func (p *Plan) toJSON() *jsonPlan {
 			MatchedAfter: w.Matched, RestartNeeded: w.RestartNeeded,
 		}
 		if w.RestartNeeded {
-			jw.RestartCommand = plan.RestartCommand(w.Workload)
+			jw.RestartCommand = RestartCommand(w.Workload)
 		}
 		out.Workloads = append(out.Workloads, jw)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // The findings of `fargatekit plan`. They are rules in every way but one:
@@ -185,7 +186,7 @@ func placedText(p Placement) string {
 func selectorText(s Selector) string {
 	var b strings.Builder
 	b.WriteString("namespace=" + s.Selector.Namespace)
-	if l := selectorString(s.Selector.Labels); l != "" {
+	if l := labels.Set(s.Selector.Labels).String(); l != "" {
 		b.WriteString(" labels=" + l)
 	}
 	return b.String()

@@ -184,7 +184,7 @@ func TestTimingAndSafeSequence(t *testing.T) {
 	if len(r.Safe.Bridges) != 1 || r.Safe.Bridges[0].Old.Name != "b" || !r.Safe.Bridges[0].Replacement || r.Safe.Bridges[0].BridgeName() != "b-bridge" {
 		t.Errorf("bridges = %+v", r.Safe.Bridges)
 	}
-	if len(r.Safe.Restart) != 1 || RestartCommand(r.Safe.Restart[0].Workload) != "kubectl rollout restart -n a deployment/a && kubectl rollout status -n a deployment/a" {
+	if len(r.Safe.Restart) != 1 || r.Safe.Restart[0].Ref.Name != "a" {
 		t.Errorf("restart = %+v", r.Safe.Restart)
 	}
 }

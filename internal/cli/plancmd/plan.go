@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +24,6 @@ import (
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/compat"
@@ -168,21 +166,7 @@ func readChange(f *flagpole) (*change, error) {
 				f.terraform, strings.Join(slices.Sorted(maps.Keys(clusters)), ", "))
 		}
 		ch := &change{source: f.terraform, nodeGroups: tp.EC2Capacity(cmp.Or(f.cluster, tp.Cluster())), terraform: true}
-		for _, c := range tp.Changes {
-			if f.cluster != "" && c.Cluster != "" && c.Cluster != f.cluster {
-				continue
-			}
-			ch.cluster = cmp.Or(ch.cluster, c.Cluster)
-			switch c.Action {
-			case profiles.ActionCreate, profiles.ActionDelete, profiles.ActionReplace:
-				ch.changes = append(ch.changes, plan.Change{Address: c.Address, Before: c.Before, After: c.After,
-					CreateBeforeDestroy: c.CreateBeforeDestroy, Unknown: slices.Contains(c.Unknown, "selector") || slices.Contains(c.Unknown, "fargate_profile_name")})
-			default: // no-op, update (tags only)
-				if p := cmp.Or(c.After, c.Before); p != nil {
-					ch.unchanged = append(ch.unchanged, *p)
-				}
-			}
-		}
+		ch.changes, ch.unchanged, ch.cluster = tp.PlanChanges(f.cluster)
 		return ch, nil
 	case f.oldConfig != "" && f.newConfig != "":
 		before, err := readConfig(f.oldConfig)
@@ -193,7 +177,8 @@ func readChange(f *flagpole) (*change, error) {
 		if err != nil {
 			return nil, err
 		}
-		ch := diff(before.Profiles, after.Profiles)
+		ch := &change{}
+		ch.changes, ch.unchanged = plan.Diff(before.Profiles, after.Profiles)
 		ch.source = f.oldConfig + " -> " + f.newConfig
 		ch.newConfig = f.newConfig
 		ch.nodeGroups = after.NodeGroups > 0 || before.NodeGroups > 0
@@ -215,65 +200,6 @@ func readConfig(path string) (profiles.Set, error) {
 		return set, fmt.Errorf("%s: --old and --new compare eksctl ClusterConfigs, not %s; for Terraform, give the plan with --terraform", path, set.Format)
 	}
 	return set, nil
-}
-
-// diff compares two sets of profiles by name. A profile whose definition
-// changed is replaced, deleting first: EKS refuses a second profile of the
-// same name, and eksctl cannot update one.
-func diff(before, after []fargate.Profile) *change {
-	ch := &change{}
-	old := map[string]fargate.Profile{}
-	for _, p := range before {
-		old[p.Name] = p
-	}
-	seen := map[string]bool{}
-	for _, p := range after {
-		seen[p.Name] = true
-		if o, ok := old[p.Name]; !ok {
-			ch.changes = append(ch.changes, plan.Change{Address: p.Name, After: &p})
-		} else if !sameProfile(o, p) {
-			ch.changes = append(ch.changes, plan.Change{Address: p.Name, Before: &o, After: &p})
-		} else {
-			ch.unchanged = append(ch.unchanged, p)
-		}
-	}
-	for _, p := range before {
-		if !seen[p.Name] {
-			ch.changes = append(ch.changes, plan.Change{Address: p.Name, Before: &p})
-		}
-	}
-	slices.SortStableFunc(ch.changes, func(a, b plan.Change) int { return cmp.Compare(a.Address, b.Address) })
-	return ch
-}
-
-// sameProfile compares what EKS would compare: selectors (in any order, no
-// labels and empty labels alike), subnets (in any order) and the pod
-// execution role. Any difference means replacing the profile.
-func sameProfile(a, b fargate.Profile) bool {
-	norm := func(p fargate.Profile) fargate.Profile {
-		p.Subnets = slices.Sorted(slices.Values(p.Subnets))
-		p.Status, p.Source = "", object.Source{}
-		sels := slices.Clone(p.Selectors)
-		for i := range sels {
-			if len(sels[i].Labels) == 0 {
-				sels[i].Labels = nil
-			}
-		}
-		slices.SortFunc(sels, func(x, y fargate.Selector) int { return cmp.Compare(selectorKey(x), selectorKey(y)) })
-		p.Selectors = sels
-		return p
-	}
-	return reflect.DeepEqual(norm(a), norm(b))
-}
-
-func selectorKey(s fargate.Selector) string {
-	keys := slices.Sorted(maps.Keys(s.Labels))
-	var b strings.Builder
-	b.WriteString(s.Namespace)
-	for _, k := range keys {
-		b.WriteString("\x00" + k + "=" + s.Labels[k])
-	}
-	return b.String()
 }
 
 // loadWorkloads reads the manifests and keeps what the simulation needs.
@@ -387,7 +313,7 @@ func sequence(ch *change, r plan.Result) []string {
 	if len(safe.Move) > 0 {
 		add("# Move the pods to the new profiles now, at the pace of their rollout (phase 2 would stop them all at once, ignoring PodDisruptionBudgets)")
 		for _, w := range safe.Move {
-			add(plan.RestartCommand(w.Workload))
+			add(report.RestartCommand(w.Workload))
 		}
 	}
 	switch {
@@ -416,7 +342,7 @@ func sequence(ch *change, r plan.Result) []string {
 			fmt.Sprintf("# %s sorts before %s, so it takes the restarted pods; then the temporary profile goes", b.New.After.Name, b.BridgeName()))
 		for _, w := range r.Workloads {
 			if w.Before.Where == plan.OnFargate && w.Before.Profile == b.Old.Name {
-				add(plan.RestartCommand(w.Workload))
+				add(report.RestartCommand(w.Workload))
 			}
 		}
 		add(fmt.Sprintf("aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()),
@@ -425,7 +351,7 @@ func sequence(ch *change, r plan.Result) []string {
 	if len(safe.Restart) > 0 {
 		add("# If the change already ran as planned: recreate the pods left off Fargate, so that EKS places them again")
 		for _, w := range safe.Restart {
-			add(plan.RestartCommand(w.Workload))
+			add(report.RestartCommand(w.Workload))
 		}
 	}
 	return out
