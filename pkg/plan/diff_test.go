@@ -13,7 +13,9 @@ func TestDiff(t *testing.T) {
 	p := func(name string, sels ...fargate.Selector) fargate.Profile {
 		return fargate.Profile{Name: name, Selectors: sels, Subnets: []string{"s2", "s1"}, Source: object.Source{File: "old.yaml"}}
 	}
-	ns := func(n string, labels map[string]string) fargate.Selector { return fargate.Selector{Namespace: n, Labels: labels} }
+	ns := func(n string, labels map[string]string) fargate.Selector {
+		return fargate.Selector{Namespace: n, Labels: labels}
+	}
 	before := []fargate.Profile{p("keep", ns("a", nil), ns("b", nil)), p("same-labels", ns("c", map[string]string{})), p("gone", ns("d", nil)), p("changed", ns("e", nil))}
 	after := []fargate.Profile{p("keep", ns("b", nil), ns("a", nil)), p("same-labels", ns("c", nil)), p("changed", ns("e", map[string]string{"x": "y"})), p("new", ns("f", nil))}
 	for i := range after {
