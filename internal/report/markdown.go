@@ -71,6 +71,8 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 				fargate, size = "no: "+wl.Placement.Reason, "—"
 			} else if !wl.Sizing.Fits {
 				size = "fits no Fargate size"
+			} else if !wl.Runs() {
+				size = "refused"
 			}
 			if m := monthly(wl); m > 0 {
 				cost = fmt.Sprintf("$%.2f", m)

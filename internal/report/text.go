@@ -110,7 +110,8 @@ func where(e *entry, f rules.Finding) string {
 }
 
 // placement describes where a workload's pods run: "Fargate: profile web,
-// 2vCPU 9GB ×3, $218.66/month" or "EC2: no Fargate profile matches".
+// 2vCPU 9GB ×3, $218.66/month", "Fargate: profile web, refused by
+// fargate-scheduler, Pending" or "EC2: no Fargate profile matches".
 func placement(w *rules.Workload) string {
 	pl := w.Placement
 	if !pl.Fargate {
@@ -120,8 +121,11 @@ func placement(w *rules.Workload) string {
 	if pl.Profile != "" {
 		parts[0] = "profile " + pl.Profile
 	}
-	if !w.Sizing.Fits {
+	switch {
+	case !w.Sizing.Fits:
 		return "Fargate: " + strings.Join(append(parts, fmt.Sprintf("fits no Fargate size ×%d", w.Replicas)), ", ")
+	case !w.Runs():
+		return "Fargate: " + strings.Join(append(parts, "refused by fargate-scheduler, Pending"), ", ")
 	}
 	parts = append(parts, fmt.Sprintf("%s ×%d", capacity(w), w.Replicas))
 	switch {

@@ -130,3 +130,25 @@ func TestResolve(t *testing.T) {
 		t.Errorf("error %v does not name the file", err)
 	}
 }
+
+// TestREADMESettings parses the settings example of the README, so that
+// the document shows a file fargatekit reads.
+func TestREADMESettings(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "### Settings")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no yaml block under ### Settings")
+	}
+	s, err := Parse([]byte(block))
+	if err != nil {
+		t.Fatalf("README.md's settings: %v", err)
+	}
+	if diff := cmp.Diff(fargate.DefaultSettings().Limits, s.Fargate.Limits); diff != "" {
+		t.Errorf("the README's limits are not the defaults it says they are (-want +got):\n%s", diff)
+	}
+}
