@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,16 +96,16 @@ func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
 	for _, c := range containers(spec) {
 		if sc := c.SecurityContext; sc != nil {
 			if sc.Privileged != nil && *sc.Privileged {
-				add(RefusePrivileged, "invalid SecurityContext fields: Privileged", c.path+".securityContext.privileged",
+				add(RefusePrivileged, "invalid SecurityContext fields: Privileged", c.field("securityContext.privileged"),
 					"container %q is privileged", c.Name)
 			}
 			if names, caps := refusedCapabilities(sc, &s); len(names) > 0 {
 				add(RefuseCapabilities, "invalid SecurityContext fields: Capabilities added: "+strings.Join(caps, ", "),
-					c.path+".securityContext.capabilities.add", "container %q adds capabilities %s", c.Name, strings.Join(names, ", "))
+					c.field("securityContext.capabilities.add"), "container %q adds capabilities %s", c.Name, strings.Join(names, ", "))
 			}
 			if s.RefusePrivilegeEscalation && EscalatesPrivileges(c.Container) {
 				add(RefusePrivilegeEscalation, "invalid SecurityContext fields: AllowPrivilegeEscalation",
-					c.path+".securityContext.allowPrivilegeEscalation", "container %q allows privilege escalation", c.Name)
+					c.field("securityContext.allowPrivilegeEscalation"), "container %q allows privilege escalation", c.Name)
 			}
 		}
 		for j, p := range c.Ports {
@@ -115,7 +116,7 @@ func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
 			if p.HostPort == 0 {
 				field = "hostIP"
 			}
-			add(RefuseHostPort, "port contains HostIP or HostPort", fmt.Sprintf("%s.ports[%d].%s", c.path, j, field),
+			add(RefuseHostPort, "port contains HostIP or HostPort", c.field(fmt.Sprintf("ports[%d].%s", j, field)),
 				"container %q port %d binds a host port", c.Name, p.ContainerPort)
 		}
 	}
@@ -140,14 +141,14 @@ func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
 			for _, n := range resourceNames(list.l) {
 				if Accelerator(n) && !seen[n] {
 					seen[n] = true
-					add(RefuseGPU, "resources not supported: GPU", fmt.Sprintf("%s.resources.%s[%s]", c.path, list.field, n),
+					add(RefuseGPU, "resources not supported: GPU", c.field("resources."+list.field+"["+n+"]"),
 						"container %q asks for %s", c.Name, n)
 				}
 			}
 		}
 	}
 	out = append(out, platformRefusals(spec)...)
-	if ExcludesFargate(spec) {
+	if (len(spec.NodeSelector) > 0 || hasRequiredNodeAffinity(spec)) && ExcludesFargate(spec) {
 		field := "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 		if v, ok := spec.NodeSelector[ComputeTypeLabel]; ok && v != "fargate" {
 			field = "nodeSelector[" + ComputeTypeLabel + "]"
@@ -219,10 +220,14 @@ func refusedCapabilities(sc *corev1.SecurityContext, s *Settings) (written, name
 	return written, named
 }
 
-var (
-	archLabels = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch"}
-	osLabels   = []string{"kubernetes.io/os", "beta.kubernetes.io/os"}
-)
+// platformLabels are the node labels of Fargate's platform, with the value
+// every Fargate node has.
+var platformLabels = []struct{ key, value string }{
+	{"kubernetes.io/arch", "amd64"}, {"beta.kubernetes.io/arch", "amd64"},
+	{"kubernetes.io/os", "linux"}, {"beta.kubernetes.io/os", "linux"},
+}
+
+var platformKeys = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/os"}
 
 // platformRefusals returns what asks for another platform than Fargate's
 // linux/amd64: spec.os, the node selector, the required node affinity.
@@ -232,38 +237,44 @@ func platformRefusals(spec *corev1.PodSpec) []Refusal {
 	if spec.OS != nil && spec.OS.Name == corev1.Windows {
 		out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "os.name", Detail: "the pod targets Windows"})
 	}
-	for _, l := range append(append([]string{}, archLabels...), osLabels...) {
-		want := "amd64"
-		if strings.HasSuffix(l, "/os") {
-			want = "linux"
-		}
-		if v, ok := spec.NodeSelector[l]; ok && v != want {
-			out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "nodeSelector[" + l + "]",
-				Detail: fmt.Sprintf("the pod selects %s=%s nodes", l, v)})
+	for _, l := range platformLabels {
+		if v, ok := spec.NodeSelector[l.key]; ok && v != l.value {
+			out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "nodeSelector[" + l.key + "]",
+				Detail: fmt.Sprintf("the pod selects %s=%s nodes", l.key, v)})
 		}
 	}
 	// The node selector was reported above; here the required node affinity alone.
-	if !Admits(&corev1.PodSpec{Affinity: spec.Affinity}, append(append([]string{}, archLabels...), osLabels...)...) {
+	if hasRequiredNodeAffinity(spec) && !Admits(&corev1.PodSpec{Affinity: spec.Affinity}, platformKeys...) {
 		out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
 			Detail: "the pod's required node affinity allows no linux/amd64 node"})
 	}
 	return out
 }
 
-// specContainer is a container of a pod spec with its field path.
+// specContainer is a container of a pod spec with its place in the spec.
 type specContainer struct {
 	*corev1.Container
-	path string
+	init  bool
+	index int
+}
+
+// field is the path of a field of the container inside the pod spec.
+func (c specContainer) field(f string) string {
+	list := "containers"
+	if c.init {
+		list = "initContainers"
+	}
+	return list + "[" + strconv.Itoa(c.index) + "]." + f
 }
 
 // containers lists init containers and then containers.
 func containers(spec *corev1.PodSpec) []specContainer {
 	out := make([]specContainer, 0, len(spec.InitContainers)+len(spec.Containers))
 	for i := range spec.InitContainers {
-		out = append(out, specContainer{&spec.InitContainers[i], fmt.Sprintf("initContainers[%d]", i)})
+		out = append(out, specContainer{&spec.InitContainers[i], true, i})
 	}
 	for i := range spec.Containers {
-		out = append(out, specContainer{&spec.Containers[i], fmt.Sprintf("containers[%d]", i)})
+		out = append(out, specContainer{&spec.Containers[i], false, i})
 	}
 	return out
 }
@@ -328,4 +339,12 @@ func DaemonSetPod(owners []metav1.OwnerReference) bool {
 		}
 	}
 	return false
+}
+
+// hasRequiredNodeAffinity reports whether the pod has required node
+// affinity terms: without them (and without a node selector), every node
+// is admitted and the matcher need not run.
+func hasRequiredNodeAffinity(spec *corev1.PodSpec) bool {
+	a := spec.Affinity
+	return a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil
 }

@@ -107,7 +107,7 @@ type Sizing struct {
 
 // SizePod returns the Fargate size of a pod with the given spec.
 func SizePod(spec *corev1.PodSpec) Sizing {
-	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	pod := &corev1.Pod{Spec: resourcesOf(spec)}
 	defaultRequests(&pod.Spec)
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	cpu := milliCPU(reqs.Cpu())
@@ -167,6 +167,22 @@ func ephemeralGiB(q *resource.Quantity) int64 {
 	mib := ceilMiB(q)
 	total := (mib*11+9)/10 + 5*1024
 	return max((total+1023)/1024, DefaultEphemeralGiB)
+}
+
+// resourcesOf copies of a pod spec what a pod's requests are computed from:
+// each container's resources (and an init container's restart policy, which
+// makes it a sidecar), the pod's resources and overhead.
+func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
+	out := corev1.PodSpec{Overhead: spec.Overhead.DeepCopy(), Resources: spec.Resources.DeepCopy()}
+	copyAll := func(list []corev1.Container) []corev1.Container {
+		cs := make([]corev1.Container, len(list))
+		for i := range list {
+			cs[i] = corev1.Container{Resources: *list[i].Resources.DeepCopy(), RestartPolicy: list[i].RestartPolicy}
+		}
+		return cs
+	}
+	out.InitContainers, out.Containers = copyAll(spec.InitContainers), copyAll(spec.Containers)
+	return out
 }
 
 // defaultRequests sets missing requests to the limits, as the Kubernetes API
