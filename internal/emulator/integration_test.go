@@ -75,8 +75,9 @@ func freePort(t *testing.T) int {
 }
 
 // start runs `fargatekit emulator up` with the configuration of a scenario
-// of examples/emulator and stops the emulator when the test ends.
-func start(t *testing.T, scenario string) *cluster {
+// of examples/emulator (and the extra emulator flags) and stops the emulator
+// when the test ends.
+func start(t *testing.T, scenario string, extra ...string) *cluster {
 	t.Helper()
 	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
 	if bin == "" {
@@ -101,6 +102,7 @@ func start(t *testing.T, scenario string) *cluster {
 		eksURL: fmt.Sprintf("http://127.0.0.1:%d", eksPort)}
 	c.args = []string{"--config", cfgPath, "--state-dir", c.state, "--bin-dir", bin,
 		"--eks-port", fmt.Sprint(eksPort), "--webhook-port", fmt.Sprint(freePort(t))}
+	c.args = append(c.args, extra...)
 	began := time.Now()
 	c.emulator("up")
 	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
@@ -476,6 +478,46 @@ func TestIntegrationRefusedPods(t *testing.T) {
 	for app, want := range map[string]string{
 		"hostnet": "Pod not supported on Fargate: fields not supported: HostNetwork",
 		"agent":   "Pod not supported on Fargate: DaemonSet pods are not supported",
+	} {
+		eventually(t, time.Minute, app+" refused", func() error {
+			msg, err := c.warning("apps", app)
+			if err != nil {
+				return err
+			}
+			if msg != want {
+				return fmt.Errorf("event %q, want %q", msg, want)
+			}
+			return c.all("apps", app, 1, "pending")
+		})
+	}
+}
+
+// TestIntegrationSettings: the settings of .fargatekit.yaml reach
+// fargate-scheduler through `up --settings`, as check applies them: an
+// allowed capability runs, allowPrivilegeEscalation is refused when the
+// settings say so, and a pod whose node selector asks for EC2 is sent to
+// fargate-scheduler all the same and refused.
+func TestIntegrationSettings(t *testing.T) {
+	settings := filepath.Join(t.TempDir(), "settings.yaml")
+	if err := os.WriteFile(settings, []byte("allowedCapabilities: [NET_ADMIN]\nrefusePrivilegeEscalation: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "refused", "--settings", settings)
+	c.namespace("apps")
+	yes := true
+	c.deploy(deployment("apps", "netadmin", 1, func(p *corev1.PodTemplateSpec) {
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}
+	}))
+	c.deploy(deployment("apps", "escalates", 1, func(p *corev1.PodTemplateSpec) {
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: &yes}
+	}))
+	c.deploy(deployment("apps", "ec2only", 1, func(p *corev1.PodTemplateSpec) {
+		p.Spec.NodeSelector = map[string]string{fargate.ComputeTypeLabel: "ec2"}
+	}))
+	eventually(t, time.Minute, "NET_ADMIN allowed", func() error { return c.all("apps", "netadmin", 1, "fargate:apps") })
+	for app, want := range map[string]string{
+		"escalates": "Pod not supported on Fargate: invalid SecurityContext fields: AllowPrivilegeEscalation",
+		"ec2only":   "MatchNodeSelector failed: Fargate profile apps cannot place the pod: node selection excludes Fargate nodes",
 	} {
 		eventually(t, time.Minute, app+" refused", func() error {
 			msg, err := c.warning("apps", app)
