@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
@@ -647,4 +650,192 @@ func TestIntegrationLifecycle(t *testing.T) {
 func processAlive(pid int) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(stat), ") Z ")
+}
+
+// fk runs `fargatekit emulator ARGS` with XDG_STATE_HOME at root ("" keeps
+// the environment's) and returns its output and exit code.
+func fk(t *testing.T, root string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(fargatekitBin, append([]string{"emulator"}, args...)...)
+	if root != "" {
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+root)
+	}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	case err != nil:
+		t.Fatalf("fargatekit emulator %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), 0
+}
+
+// processesOf returns the running processes of a state directory, by pid.
+func processesOf(t *testing.T, state string) []emulator.Process {
+	t.Helper()
+	ps, err := emulator.Processes(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// TestIntegrationLifecycleRecorded: the state directory records its
+// emulator. down given only --state-dir stops every process of it; up
+// without --config runs the recorded cluster; another --config is refused
+// with the fields that differ, until --recreate; delete removes it all.
+func TestIntegrationLifecycleRecorded(t *testing.T) {
+	c := start(t, "incident")
+	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
+	if len(processesOf(t, c.state)) != len(emulator.Components) {
+		t.Fatalf("after up: %v", processesOf(t, c.state))
+	}
+	out, code := fk(t, "", append([]string{"down"}, only...)...)
+	if code != 0 || !strings.Contains(out, `stopped the emulator "shop"`) || !strings.Contains(out, "kube-apiserver (pid") {
+		t.Errorf("down with only --state-dir (exit %d):\n%s", code, out)
+	}
+	if ps := processesOf(t, c.state); len(ps) > 0 {
+		t.Fatalf("still running after down: %v", ps)
+	}
+	if out, code := fk(t, "", append([]string{"down"}, only...)...); code != 0 || !strings.Contains(out, "nothing was running") {
+		t.Errorf("a second down (exit %d):\n%s", code, out)
+	}
+	// up without --config: the recorded cluster, on its recorded ports.
+	if out, code := fk(t, "", append([]string{"up"}, only...)...); code != 0 || !strings.Contains(out, `EKS cluster "shop"`) || !strings.Contains(out, c.eksURL) {
+		t.Fatalf("up without --config (exit %d):\n%s", code, out)
+	}
+	if out, code := fk(t, "", append([]string{"status"}, only...)...); code != 0 || !strings.Contains(out, `emulator "shop"`) {
+		t.Errorf("status (exit %d):\n%s", code, out)
+	}
+	other, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", "az-spread", "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code = fk(t, "", append([]string{"up", "--config", other}, only...)...)
+	if code != 2 || !strings.Contains(out, "these fields differ: fargateProfiles") || !strings.Contains(out, "--recreate") {
+		t.Errorf("up with another --config (exit %d):\n%s", code, out)
+	}
+	out, code = fk(t, "", append([]string{"delete"}, only...)...)
+	if code != 0 || !strings.Contains(out, "deleted "+c.state) {
+		t.Errorf("delete (exit %d):\n%s", code, out)
+	}
+	if _, err := os.Stat(c.state); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the state directory after delete: %v", err)
+	}
+	if ps := processesOf(t, c.state); len(ps) > 0 {
+		t.Errorf("still running after delete: %v", ps)
+	}
+}
+
+// TestIntegrationLifecycleOrphans: a state directory removed by hand while
+// its emulator runs leaves orphans; up refuses to start a second control
+// plane there and names them, status calls them orphaned, down stops them.
+func TestIntegrationLifecycleOrphans(t *testing.T) {
+	c := start(t, "incident")
+	running := processesOf(t, c.state)
+	if err := os.RemoveAll(c.state); err != nil {
+		t.Fatal(err)
+	}
+	out, code := fk(t, "", append([]string{"up"}, c.args...)...)
+	if code != 2 || !strings.Contains(out, "still run although it records no emulator") || !strings.Contains(out, fmt.Sprintf("pid %d", running[0].PID)) {
+		t.Errorf("up over orphans (exit %d):\n%s", code, out)
+	}
+	if got := processesOf(t, c.state); len(got) != len(running) {
+		t.Errorf("up started something over the orphans: %v, before %v", got, running)
+	}
+	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
+	if out, code := fk(t, "", append([]string{"status"}, only...)...); code != 1 || strings.Count(out, "orphaned") != len(running) {
+		t.Errorf("status of orphans (exit %d):\n%s", code, out)
+	}
+	if out, code := fk(t, "", append([]string{"down"}, only...)...); code != 0 || !strings.Contains(out, "orphaned processes") {
+		t.Errorf("down of orphans (exit %d):\n%s", code, out)
+	}
+	if ps := processesOf(t, c.state); len(ps) > 0 {
+		t.Errorf("orphans still run after down: %v", ps)
+	}
+}
+
+// TestIntegrationLifecycleKilled: status tells which component a kill -9
+// stopped, from the processes; up brings it back.
+func TestIntegrationLifecycleKilled(t *testing.T) {
+	c := start(t, "incident")
+	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
+	for _, component := range emulator.Components {
+		var victim emulator.Process
+		for _, p := range processesOf(t, c.state) {
+			if p.Component == component {
+				victim = p
+			}
+		}
+		if victim.PID == 0 {
+			t.Fatalf("%s does not run: %v", component, processesOf(t, c.state))
+		}
+		if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, component+" reported stopped", func() error {
+			out, code := fk(t, "", append([]string{"status"}, only...)...)
+			if code != 1 || !regexp.MustCompile(`(?m)^  `+component+` +stopped`).MatchString(out) {
+				return fmt.Errorf("status (exit %d):\n%s", code, out)
+			}
+			return nil
+		})
+		if out, code := fk(t, "", append([]string{"up"}, only...)...); code != 0 {
+			t.Fatalf("up after killing %s (exit %d):\n%s", component, code, out)
+		}
+		if out, code := fk(t, "", append([]string{"status"}, only...)...); code != 0 {
+			t.Fatalf("status after up (exit %d):\n%s", code, out)
+		}
+	}
+}
+
+// TestIntegrationLifecycleDiscovery: without --state-dir or --config the
+// commands find the emulator under the state root, and with two they list
+// them and ask for one; kubeconfig never prints a path that does not exist.
+func TestIntegrationLifecycleDiscovery(t *testing.T) {
+	root := t.TempDir()
+	cfg, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", "incident", "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
+	if out, code := fk(t, root, "kubeconfig"); code != 2 || !strings.Contains(out, "no emulator in") {
+		t.Errorf("kubeconfig with no emulator (exit %d):\n%s", code, out)
+	}
+	ports := []string{"--eks-port", fmt.Sprint(freePort(t)), "--webhook-port", fmt.Sprint(freePort(t)), "--bin-dir", bin}
+	if out, code := fk(t, root, append([]string{"up", "--config", cfg}, ports...)...); code != 0 {
+		t.Fatalf("up (exit %d):\n%s", code, out)
+	}
+	state := filepath.Join(root, "fargatekit", "emulator", "shop")
+	t.Cleanup(func() { fk(t, root, "delete", "--state-dir", state) })
+	out, code := fk(t, root, "kubeconfig")
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(state, "kubeconfig") {
+		t.Errorf("kubeconfig (exit %d): %q", code, out)
+	}
+	if out, code := fk(t, root, "status", "--bin-dir", bin); code != 0 || !strings.Contains(out, `emulator "shop" in `+state) {
+		t.Errorf("status without flags (exit %d):\n%s", code, out)
+	}
+	// A second state directory: created, never started.
+	second := filepath.Join(root, "fargatekit", "emulator", "other")
+	if out, code := fk(t, root, "up", "--state-dir", second, "--bin-dir", filepath.Join(root, "no-binaries")); code != 2 || !strings.Contains(out, "missing") {
+		t.Fatalf("up without binaries (exit %d):\n%s", code, out)
+	}
+	if err := os.MkdirAll(second, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(second, emulator.RecordFile), []byte(`{"config": {"metadata": {"name": "other"}}, "eksPort": 9780, "webhookPort": 9781}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := fk(t, root, "status"); code != 2 || !strings.Contains(out, "2 emulators in") || !strings.Contains(out, "--state-dir") {
+		t.Errorf("status with two emulators (exit %d):\n%s", code, out)
+	}
+	out, code = fk(t, root, "list")
+	if code != 0 || !regexp.MustCompile(`(?m)^shop +`+regexp.QuoteMeta(state)+` +\d+ +\d+ +running$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^other +`+regexp.QuoteMeta(second)+` +9780 +9781 +stopped$`).MatchString(out) {
+		t.Errorf("list (exit %d):\n%s", code, out)
+	}
+	if out, code := fk(t, root, "kubeconfig", "--state-dir", second); code != 2 || !strings.Contains(out, "has not been started") {
+		t.Errorf("kubeconfig of a never-started emulator (exit %d):\n%s", code, out)
+	}
 }

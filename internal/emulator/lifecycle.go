@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,8 +28,8 @@ type Options struct {
 	// for none. The daemon reads it again.
 	Settings     *settings.Settings
 	SettingsPath string
-	// ConfigPath is the configuration file given, "" for the defaults; the
-	// daemon reads it again.
+	// ConfigPath is the configuration file the emulator was created from,
+	// "" for the defaults. The daemon runs the recorded configuration.
 	ConfigPath string
 	// StateDir holds everything of the emulator: the control plane's work
 	// directory (etcd data, certificates, logs), the EKS profiles, the
@@ -41,6 +42,9 @@ type Options struct {
 	Self string
 	// EKSPort and WebhookPort are the daemon's loopback ports.
 	EKSPort, WebhookPort int
+	// Record is what the state directory records of its emulator; nil
+	// before the first up.
+	Record *Record
 	// Progress receives one line per step; may be nil.
 	Progress io.Writer
 }
@@ -71,11 +75,21 @@ var Binaries = []string{"kube-apiserver", "kube-controller-manager", "kube-sched
 
 // Up starts what is not running: the control plane (created on the first
 // run, started again afterwards with its data) and the daemon. Running it
-// when everything runs changes nothing.
+// when everything runs changes nothing. An up that fails part-way stops
+// what runs of the emulator before it returns the error.
 func Up(ctx context.Context, o *Options) error {
 	for _, b := range Binaries {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
 			return fmt.Errorf("control plane binary %s is missing in %s: build them with `make controlplane` (hack/build-controlplane.sh) or give --bin-dir", b, o.BinDir)
+		}
+	}
+	if o.Record == nil {
+		// Processes of this state directory without a record: it was removed
+		// by hand while they ran. Starting another control plane here would
+		// run two.
+		if procs, err := Processes(o.StateDir); err != nil || len(procs) > 0 {
+			return errors.Join(err, fmt.Errorf("processes of %s still run although it records no emulator: %s; stop them with `fargatekit emulator down --state-dir %s`",
+				o.StateDir, describe(procs), o.StateDir))
 		}
 	}
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
@@ -83,7 +97,7 @@ func Up(ctx context.Context, o *Options) error {
 	}
 	daemon := o.daemonPID()
 	if daemon > 0 && o.controlPlaneReady(ctx) {
-		o.say("the emulator is already running (daemon pid %d)", daemon)
+		o.say("the emulator %q in %s is already running (daemon pid %d)", o.Config.Metadata.Name, o.StateDir, daemon)
 		return nil
 	}
 	if daemon == 0 {
@@ -92,17 +106,23 @@ func Up(ctx context.Context, o *Options) error {
 			return err
 		}
 	}
-	if err := o.startControlPlane(ctx); err != nil {
+	if err := o.writeRecord(); err != nil {
 		return err
 	}
-	if err := copyFile(o.kwokKubeconfig(), o.Kubeconfig()); err != nil {
-		return err
+	err := o.startControlPlane(ctx)
+	if err == nil {
+		err = copyFile(o.kwokKubeconfig(), o.Kubeconfig())
 	}
-	if pid := o.daemonPID(); pid > 0 {
-		o.say("daemon already running (pid %d)", pid)
-		return nil
+	if err == nil && o.daemonPID() == 0 {
+		err = o.startDaemon()
 	}
-	return o.startDaemon()
+	if err != nil {
+		o.say("up failed: stopping what runs of the emulator")
+		if _, stopErr := Down(ctx, o); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+	}
+	return err
 }
 
 // kwokctl runs kwokctl with the emulator's work directory.
@@ -219,9 +239,6 @@ func (o *Options) startDaemon() error {
 	defer func() { _ = log.Close() }()
 	args := []string{"emulator", "serve", "--state-dir", o.StateDir,
 		"--eks-port", strconv.Itoa(o.EKSPort), "--webhook-port", strconv.Itoa(o.WebhookPort)}
-	if o.ConfigPath != "" {
-		args = append(args, "--config", o.ConfigPath)
-	}
 	if o.SettingsPath != "" {
 		args = append(args, "--settings", o.SettingsPath)
 	}
@@ -251,37 +268,93 @@ func (o *Options) startDaemon() error {
 	return fmt.Errorf("the emulator daemon did not start; its log (%s) ends with:\n%s", o.logFile(), lastLines(string(data), 15))
 }
 
-// Down stops the daemon and the control plane; the state directory keeps
-// everything for the next Up.
-func Down(ctx context.Context, o *Options) error {
-	var errs []error
-	if pid := o.daemonPID(); pid > 0 {
-		o.say("stopping the daemon (pid %d)", pid)
-		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-			errs = append(errs, fmt.Errorf("stopping the daemon: %w", err))
-		}
-		for i := 0; i < 50 && alive(pid); i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
+// Down stops every process of the emulator: the control plane through
+// kwokctl, then whatever still runs of the state directory (daemon
+// included) with SIGTERM, and SIGKILL after a grace period. It returns the
+// processes that ran; it fails when one is still alive. The state directory
+// keeps everything for the next Up.
+func Down(ctx context.Context, o *Options) ([]Process, error) {
+	ran, err := Processes(o.StateDir)
+	if err != nil {
+		return nil, err
 	}
-	_ = os.Remove(o.pidFile())
-	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); err == nil {
+	if len(ran) == 0 {
+		_ = os.Remove(o.pidFile())
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); err == nil && slices.ContainsFunc(ran, isControlPlane) {
 		o.say("stopping the control plane")
-		errs = append(errs, o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name))
+		stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := o.kwokctl(stopCtx, "stop", "cluster", "--name", o.Config.Metadata.Name); err != nil {
+			o.say("kwokctl could not stop the control plane, stopping its processes: %v", err)
+		}
+		cancel()
 	}
-	return errors.Join(errs...)
+	rest, err := Processes(o.StateDir)
+	if err != nil {
+		return ran, err
+	}
+	if len(rest) > 0 {
+		o.say("stopping %s", describe(rest))
+	}
+	left := terminate(rest, 10*time.Second)
+	_ = os.Remove(o.pidFile())
+	if len(left) > 0 {
+		return ran, fmt.Errorf("still running after SIGKILL: %s", describe(left))
+	}
+	return ran, nil
 }
 
-// Status says what runs.
+// Delete stops the emulator and removes its state directory.
+func Delete(ctx context.Context, o *Options) ([]Process, error) {
+	ran, err := Down(ctx, o)
+	if err != nil {
+		return ran, fmt.Errorf("%w: the state directory %s stays", err, o.StateDir)
+	}
+	if err := os.RemoveAll(o.StateDir); err != nil {
+		return ran, fmt.Errorf("removing the state directory: %w", err)
+	}
+	return ran, nil
+}
+
+// Status is what runs of an emulator, told by its processes.
 type Status struct {
-	ControlPlane bool
-	DaemonPID    int
+	// Recorded is false when the state directory records no emulator: any
+	// process still running of it is an orphan.
+	Recorded bool
+	// Running are the processes of the state directory.
+	Running []Process
+	// Stopped are the components with no process.
+	Stopped []string
 }
 
-// GetStatus tells what runs.
-func GetStatus(ctx context.Context, o *Options) Status {
-	pid := o.daemonPID()
-	return Status{ControlPlane: o.controlPlaneReady(ctx), DaemonPID: pid}
+// GetStatus tells what runs of the emulator, from its processes.
+func GetStatus(o *Options) (Status, error) {
+	procs, err := Processes(o.StateDir)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Recorded: o.Record != nil, Running: procs}
+	for _, c := range Components {
+		if !slices.ContainsFunc(procs, func(p Process) bool { return p.Component == c }) {
+			st.Stopped = append(st.Stopped, c)
+		}
+	}
+	return st, nil
+}
+
+// AllRunning reports whether every component runs.
+func (s Status) AllRunning() bool { return s.Recorded && len(s.Stopped) == 0 }
+
+func isControlPlane(p Process) bool { return p.Component != ComponentDaemon }
+
+// describe lists processes for a message: "etcd (pid 12, ports 2379), ...".
+func describe(ps []Process) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // daemonPID returns the pid of the running daemon, 0 when none runs. The pid

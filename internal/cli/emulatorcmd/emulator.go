@@ -4,12 +4,15 @@ package emulatorcmd
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +29,14 @@ type flagpole struct {
 	binDir       string
 	eksPort      int
 	webhookPort  int
+	recreate     bool
 }
+
+// Default ports of the daemon.
+const (
+	defaultEKSPort     = 8780
+	defaultWebhookPort = 8781
+)
 
 // NewCommand returns the emulator command.
 func NewCommand(s streams.Streams) *cobra.Command {
@@ -38,69 +48,117 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"scheduler built from source, started by kwokctl, with KWOK as kubelets) and emulates what EKS adds\n" +
 			"for Fargate: the EKS API for Fargate profiles, the admission webhook that sends matched pods to\n" +
 			"fargate-scheduler, and fargate-scheduler, which gives each pod a node of its own in a random subnet.\n" +
-			"Build the control plane once with `make controlplane`. See docs/emulator.md.",
+			"Build the control plane once with `make controlplane`. See docs/emulator.md.\n\n" +
+			"An emulator lives in a state directory, which records the configuration it was created with and\n" +
+			"its ports: every command given that directory (--state-dir) acts on that emulator. Without\n" +
+			"--state-dir, --config names the directory ($XDG_STATE_HOME/fargatekit/emulator/<cluster>);\n" +
+			"without either, the commands act on the only emulator there (list shows them all).",
 		Example: "  fargatekit emulator up\n" +
-			"  export KUBECONFIG=$(fargatekit emulator kubeconfig)\n" +
-			"  aws eks list-fargate-profiles --cluster-name fargatekit --endpoint-url http://127.0.0.1:8780\n" +
-			"  fargatekit emulator down",
+			"  eval \"$(fargatekit emulator env)\"\n" +
+			"  aws eks list-fargate-profiles --cluster-name fargatekit\n" +
+			"  fargatekit emulator status\n" +
+			"  fargatekit emulator down      # stop it; its state stays for the next up\n" +
+			"  fargatekit emulator delete    # stop it and remove its state",
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.configPath, "config", "", "cluster configuration (default: one cluster in us-east-1, see docs/emulator.md)")
+	pf.StringVar(&f.configPath, "config", "", "cluster configuration (default: the recorded one, or one cluster in us-east-1; see docs/emulator.md)")
 	settings.AddFlag(pf, &f.settingsPath)
 	pf.StringVar(&f.stateDir, "state-dir", "", "where the emulator keeps its state (default: $XDG_STATE_HOME/fargatekit/emulator/<cluster>)")
 	pf.StringVar(&f.binDir, "bin-dir", "", "directory of the control plane binaries (default: $FARGATEKIT_CONTROLPLANE, or the newest build of hack/build-controlplane.sh)")
-	pf.IntVar(&f.eksPort, "eks-port", 8780, "loopback port of the EKS API")
-	pf.IntVar(&f.webhookPort, "webhook-port", 8781, "loopback port of the Fargate admission webhook")
-	cmd.AddCommand(
-		&cobra.Command{Use: "up", Short: "Start the emulator (created on the first run, restarted with its state afterwards)", Args: cobra.NoArgs,
+	pf.IntVar(&f.eksPort, "eks-port", defaultEKSPort, "loopback port of the EKS API (default: the recorded one, else 8780)")
+	pf.IntVar(&f.webhookPort, "webhook-port", defaultWebhookPort, "loopback port of the Fargate admission webhook (default: the recorded one, else 8781)")
+
+	up := &cobra.Command{Use: "up", Short: "Start the emulator (created on the first run, restarted with its state afterwards)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := f.options(cmd, s, "up")
+			if err != nil {
+				return err
+			}
+			if err := emulator.Up(cmd.Context(), o); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "EKS cluster %q (Kubernetes %s, %s) is up, state in %s.\n\n", o.Config.Metadata.Name, o.Config.KubernetesVersion, o.Config.Metadata.Region, o.StateDir)
+			for _, l := range envLines(o) {
+				fmt.Fprintln(s.Out, "  "+l)
+			}
+			fmt.Fprintf(s.Out, "  kubectl get nodes\n")
+			fmt.Fprintf(s.Out, "  aws eks list-fargate-profiles --cluster-name %s\n", o.Config.Metadata.Name)
+			return nil
+		}}
+	up.Flags().BoolVar(&f.recreate, "recreate", false, "stop the emulator of the state directory, remove its state, and start afresh")
+
+	cmd.AddCommand(up,
+		&cobra.Command{Use: "down", Short: "Stop every process of the emulator; its state stays for the next up", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				o, err := f.options(s)
+				o, err := f.options(cmd, s, "down")
 				if err != nil {
 					return err
 				}
-				if err := emulator.Up(cmd.Context(), o); err != nil {
-					return err
-				}
-				fmt.Fprintf(s.Out, "EKS cluster %q (Kubernetes %s, %s) is up.\n\n", o.Config.Metadata.Name, o.Config.KubernetesVersion, o.Config.Metadata.Region)
-				fmt.Fprintf(s.Out, "  export KUBECONFIG=%s\n", o.Kubeconfig())
-				fmt.Fprintf(s.Out, "  export AWS_ENDPOINT_URL_EKS=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=emulator AWS_SECRET_ACCESS_KEY=emulator\n", o.EKSEndpoint(), o.Config.Metadata.Region)
-				fmt.Fprintf(s.Out, "  kubectl get nodes\n")
-				fmt.Fprintf(s.Out, "  aws eks list-fargate-profiles --cluster-name %s --endpoint-url %s\n", o.Config.Metadata.Name, o.EKSEndpoint())
-				return nil
+				ran, err := emulator.Down(cmd.Context(), o)
+				report(s, o, ran, "stopped")
+				return err
 			}},
-		&cobra.Command{Use: "down", Short: "Stop every process the emulator started; its state stays for the next up", Args: cobra.NoArgs,
+		&cobra.Command{Use: "delete", Short: "Stop the emulator and remove its state directory", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				o, err := f.options(s)
+				o, err := f.options(cmd, s, "delete")
 				if err != nil {
 					return err
 				}
-				return emulator.Down(cmd.Context(), o)
+				ran, err := emulator.Delete(cmd.Context(), o)
+				report(s, o, ran, "stopped")
+				if err == nil {
+					fmt.Fprintf(s.Out, "deleted %s\n", o.StateDir)
+				}
+				return err
 			}},
-		&cobra.Command{Use: "status", Short: "Say what runs (exit code 1 when not everything does)", Args: cobra.NoArgs,
+		&cobra.Command{Use: "status", Short: "Say what runs of the emulator, from its processes (exit code 1 when not everything does)", Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				o, err := f.options(s)
+				o, err := f.options(cmd, s, "status")
 				if err != nil {
 					return err
 				}
-				st := emulator.GetStatus(cmd.Context(), o)
-				fmt.Fprintf(s.Out, "control plane: %s\ndaemon: %s\nstate: %s\n", upDown(st.ControlPlane), upDown(st.DaemonPID > 0), o.StateDir)
-				if !st.ControlPlane || st.DaemonPID == 0 {
+				st, err := emulator.GetStatus(o)
+				if err != nil {
+					return err
+				}
+				printStatus(s, o, st)
+				if !st.AllRunning() {
 					return &streams.ExitError{Code: streams.ExitFindings}
 				}
 				return nil
 			}},
+		&cobra.Command{Use: "list", Short: "List the emulators under the state root, with their ports and whether they run", Args: cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error { return list(s) }},
 		&cobra.Command{Use: "kubeconfig", Short: "Print the path of the emulated cluster's kubeconfig", Args: cobra.NoArgs,
-			RunE: func(*cobra.Command, []string) error {
-				o, err := f.options(s)
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				o, err := f.options(cmd, s, "kubeconfig")
 				if err != nil {
+					return err
+				}
+				if err := started(o); err != nil {
 					return err
 				}
 				fmt.Fprintln(s.Out, o.Kubeconfig())
 				return nil
 			}},
+		&cobra.Command{Use: "env", Short: "Print the exports that point kubectl, the AWS CLI (v1 and v2) and the AWS SDKs at the emulator",
+			Example: `  eval "$(fargatekit emulator env)"`, Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				o, err := f.options(cmd, s, "env")
+				if err != nil {
+					return err
+				}
+				if err := started(o); err != nil {
+					return err
+				}
+				for _, l := range envLines(o) {
+					fmt.Fprintln(s.Out, l)
+				}
+				return nil
+			}},
 		&cobra.Command{Use: "serve", Short: "Run the emulator's daemon in the foreground (emulator up starts it)", Hidden: true, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				o, err := f.options(s)
+				o, err := f.options(cmd, s, "serve")
 				if err != nil {
 					return err
 				}
@@ -115,48 +173,223 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	return cmd
 }
 
-func upDown(ok bool) string {
-	if ok {
-		return "running"
+// envLines are the exports for kubectl, the AWS CLI v1 (AWS_DEFAULT_REGION)
+// and v2, and the SDKs (AWS_REGION, AWS_ENDPOINT_URL_EKS), with dummy
+// credentials, which the emulator does not check.
+func envLines(o *emulator.Options) []string {
+	region := o.Config.Metadata.Region
+	return []string{
+		"export KUBECONFIG=" + o.Kubeconfig(),
+		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint(),
+		"export AWS_REGION=" + region + " AWS_DEFAULT_REGION=" + region,
+		"export AWS_ACCESS_KEY_ID=emulator AWS_SECRET_ACCESS_KEY=emulator",
 	}
-	return "stopped"
 }
 
-// options resolves the flags into the emulator's options.
-func (f *flagpole) options(s streams.Streams) (*emulator.Options, error) {
-	cfg, err := clusterconfig.Load(f.configPath)
+// started fails when the emulator never started: its kubeconfig is not there.
+func started(o *emulator.Options) error {
+	if _, err := os.Stat(o.Kubeconfig()); err != nil {
+		return fmt.Errorf("the emulator in %s has no kubeconfig: it has not been started (fargatekit emulator up --state-dir %s)", o.StateDir, o.StateDir)
+	}
+	return nil
+}
+
+// report says which processes a command stopped, or that none ran.
+func report(s streams.Streams, o *emulator.Options, ps []emulator.Process, verb string) {
+	if len(ps) == 0 {
+		fmt.Fprintf(s.Out, "nothing was running in %s\n", o.StateDir)
+		return
+	}
+	if o.Record != nil {
+		fmt.Fprintf(s.Out, "%s the emulator %q in %s:\n", verb, o.Config.Metadata.Name, o.StateDir)
+	} else {
+		fmt.Fprintf(s.Out, "%s the orphaned processes of %s:\n", verb, o.StateDir)
+	}
+	for _, p := range ps {
+		fmt.Fprintf(s.Out, "  %s\n", p)
+	}
+}
+
+func printStatus(s streams.Streams, o *emulator.Options, st emulator.Status) {
+	if !st.Recorded {
+		fmt.Fprintf(s.Out, "no emulator is recorded in %s\n", o.StateDir)
+		for _, p := range st.Running {
+			fmt.Fprintf(s.Out, "  orphaned  %s\n", p)
+		}
+		return
+	}
+	fmt.Fprintf(s.Out, "emulator %q in %s (EKS API %s, webhook port %d)\n", o.Config.Metadata.Name, o.StateDir, o.EKSEndpoint(), o.WebhookPort)
+	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+	for _, c := range emulator.Components {
+		i := slices.IndexFunc(st.Running, func(p emulator.Process) bool { return p.Component == c })
+		if i < 0 {
+			fmt.Fprintf(tw, "  %s\tstopped\t\n", c)
+			continue
+		}
+		p := st.Running[i]
+		ports := make([]string, len(p.Ports))
+		for j, port := range p.Ports {
+			ports[j] = fmt.Sprint(port)
+		}
+		fmt.Fprintf(tw, "  %s\trunning\tpid %d\tports %s\n", c, p.PID, cmp.Or(strings.Join(ports, ", "), "none"))
+	}
+	_ = tw.Flush()
+}
+
+// list prints every emulator under the state root.
+func list(s streams.Streams) error {
+	root := emulator.StateRoot()
+	dirs, err := emulator.Find(root)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	set, err := settings.Resolve(f.settingsPath)
-	if err != nil {
-		return nil, err
+	if len(dirs) == 0 {
+		fmt.Fprintf(s.Out, "no emulator in %s\n", root)
+		return nil
 	}
-	if err := cfg.CheckLimits(set.Fargate.Limits); err != nil {
-		return nil, fmt.Errorf("emulator config %s: %w", cmp.Or(f.configPath, "(defaults)"), err)
+	tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tEKS PORT\tWEBHOOK PORT\tSTATUS")
+	for _, dir := range dirs {
+		rec, err := emulator.ReadRecord(dir)
+		if err != nil {
+			fmt.Fprintf(tw, "?\t%s\t\t\t%v\n", dir, err)
+			continue
+		}
+		st, err := emulator.GetStatus(&emulator.Options{StateDir: dir, Record: rec, Config: rec.Config})
+		if err != nil {
+			return err
+		}
+		status := "stopped"
+		switch n := len(st.Running); {
+		case st.AllRunning():
+			status = "running"
+		case n > 0:
+			status = fmt.Sprintf("partly running (%d of %d)", n, len(emulator.Components))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", rec.Config.Metadata.Name, dir, rec.EKSPort, rec.WebhookPort, status)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("finding the fargatekit binary: %w", err)
-	}
-	configPath := f.configPath
-	if configPath != "" {
-		if configPath, err = filepath.Abs(configPath); err != nil {
+	return tw.Flush()
+}
+
+// options resolves the flags and the state directory's record into the
+// options of the emulator a command acts on.
+func (f *flagpole) options(cmd *cobra.Command, s streams.Streams, verb string) (*emulator.Options, error) {
+	var given *clusterconfig.Config
+	if f.configPath != "" {
+		var err error
+		if given, err = clusterconfig.Load(f.configPath); err != nil {
 			return nil, err
 		}
 	}
-	stateDir := f.stateDir
-	if stateDir == "" {
-		home, _ := os.UserHomeDir()
-		stateDir = filepath.Join(cmp.Or(os.Getenv("XDG_STATE_HOME"), filepath.Join(home, ".local", "state")), "fargatekit", "emulator", cfg.Metadata.Name)
-	}
-	if stateDir, err = filepath.Abs(stateDir); err != nil {
+	stateDir, err := f.findStateDir(given, verb)
+	if err != nil {
 		return nil, err
 	}
-	return &emulator.Options{
-		Config: cfg, ConfigPath: configPath, Settings: set, SettingsPath: set.Path, StateDir: stateDir, BinDir: cmp.Or(f.binDir, os.Getenv("FARGATEKIT_CONTROLPLANE"), newestBuild()),
-		Self: self, EKSPort: f.eksPort, WebhookPort: f.webhookPort, Progress: s.ErrOut,
-	}, nil
+	rec, err := emulator.ReadRecord(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && verb == "up" && f.recreate {
+		o := &emulator.Options{StateDir: stateDir, Record: rec, Config: rec.Config, BinDir: f.bin(), Progress: s.ErrOut}
+		ran, err := emulator.Delete(cmd.Context(), o)
+		report(s, o, ran, "stopped")
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(s.ErrOut, "removed %s: starting afresh\n", stateDir)
+		rec = nil
+	}
+	o := &emulator.Options{StateDir: stateDir, Record: rec, BinDir: f.bin(), Progress: s.ErrOut,
+		Config: given, EKSPort: f.eksPort, WebhookPort: f.webhookPort, SettingsPath: f.settingsPath}
+	if o.ConfigPath = f.configPath; o.ConfigPath != "" {
+		if o.ConfigPath, err = filepath.Abs(o.ConfigPath); err != nil {
+			return nil, err
+		}
+	}
+	if rec != nil {
+		if given != nil && verb == "up" {
+			if diff := emulator.ConfigDiff(rec.Config, given); len(diff) > 0 {
+				return nil, fmt.Errorf("the emulator in %s was created with another configuration (%s): these fields differ: %s; "+
+					"start afresh with `fargatekit emulator up --recreate`, or leave out --config to run the recorded one",
+					stateDir, cmp.Or(rec.ConfigPath, "the defaults"), strings.Join(diff, ", "))
+			}
+		}
+		o.Config, o.ConfigPath = rec.Config, rec.ConfigPath
+		if !cmd.Flags().Changed("eks-port") {
+			o.EKSPort = rec.EKSPort
+		}
+		if !cmd.Flags().Changed("webhook-port") {
+			o.WebhookPort = rec.WebhookPort
+		}
+		if f.settingsPath == "" {
+			o.SettingsPath = rec.SettingsPath
+		}
+		if verb == "up" && (o.EKSPort != rec.EKSPort || o.WebhookPort != rec.WebhookPort) {
+			if st, err := emulator.GetStatus(o); err == nil && len(st.Running) > 0 {
+				return nil, fmt.Errorf("the emulator in %s runs on ports %d and %d: stop it (fargatekit emulator down) before changing them",
+					stateDir, rec.EKSPort, rec.WebhookPort)
+			}
+		}
+	}
+	if o.Config == nil {
+		o.Config = clusterconfig.Default()
+	}
+	if rec == nil && o.SettingsPath == "" {
+		// The first up reads the working directory's settings file, and
+		// records it for the daemon and every later up.
+		if _, err := os.Stat(settings.FileName); err == nil {
+			o.SettingsPath = settings.FileName
+		}
+	}
+	if o.SettingsPath != "" {
+		if o.SettingsPath, err = filepath.Abs(o.SettingsPath); err != nil {
+			return nil, err
+		}
+		if o.Settings, err = settings.Load(o.SettingsPath); err != nil {
+			return nil, err
+		}
+	} else {
+		o.Settings = settings.Default()
+	}
+	if err := o.Config.CheckLimits(o.Settings.Fargate.Limits); err != nil {
+		return nil, fmt.Errorf("emulator config %s: %w", cmp.Or(o.ConfigPath, "(defaults)"), err)
+	}
+	if o.Self, err = os.Executable(); err != nil {
+		return nil, fmt.Errorf("finding the fargatekit binary: %w", err)
+	}
+	return o, nil
+}
+
+// findStateDir is the state directory a command acts on: --state-dir;
+// else the one of the --config's cluster; else the only emulator under
+// the state root (up starts the default one when there is none).
+func (f *flagpole) findStateDir(given *clusterconfig.Config, verb string) (string, error) {
+	root := emulator.StateRoot()
+	switch {
+	case f.stateDir != "":
+		return filepath.Abs(f.stateDir)
+	case given != nil:
+		return filepath.Join(root, given.Metadata.Name), nil
+	}
+	dirs, err := emulator.Find(root)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(dirs) == 1:
+		return dirs[0], nil
+	case len(dirs) > 1:
+		return "", fmt.Errorf("%d emulators in %s (%s): pick one with --state-dir; fargatekit emulator list shows them",
+			len(dirs), root, strings.Join(dirs, ", "))
+	case verb == "up" || verb == "serve":
+		return filepath.Join(root, clusterconfig.Default().Metadata.Name), nil
+	}
+	return "", errors.New("no emulator in " + root + ": start one with `fargatekit emulator up`, or name its state directory with --state-dir")
+}
+
+// bin is the directory of the control plane binaries.
+func (f *flagpole) bin() string {
+	return cmp.Or(f.binDir, os.Getenv("FARGATEKIT_CONTROLPLANE"), newestBuild())
 }
 
 // newestBuild returns the newest bin directory hack/build-controlplane.sh made.
