@@ -77,10 +77,9 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// start runs `fargatekit emulator up` with the configuration of a scenario
-// of examples/emulator (and the extra emulator flags) and stops the emulator
-// when the test ends.
-func start(t *testing.T, scenario string, extra ...string) *cluster {
+// controlPlane returns the directory of the control plane binaries, and
+// skips the test without them (fails it when they are required).
+func controlPlane(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
 	if bin == "" {
@@ -91,6 +90,15 @@ func start(t *testing.T, scenario string, extra ...string) *cluster {
 		}
 		t.Skip(how)
 	}
+	return bin
+}
+
+// start runs `fargatekit emulator up` with the configuration of a scenario
+// of examples/emulator (and the extra emulator flags) and stops the emulator
+// when the test ends.
+func start(t *testing.T, scenario string, extra ...string) *cluster {
+	t.Helper()
+	bin := controlPlane(t)
 	dir := t.TempDir()
 	cfgPath, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", scenario, "cluster.yaml"))
 	if err != nil {
@@ -799,7 +807,7 @@ func TestIntegrationLifecycleDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
+	bin := controlPlane(t)
 	if out, code := fk(t, root, "kubeconfig"); code != 2 || !strings.Contains(out, "no emulator in") {
 		t.Errorf("kubeconfig with no emulator (exit %d):\n%s", code, out)
 	}
