@@ -107,7 +107,11 @@ spec:
 
 func TestCheckExitCodes(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "cfg.yaml")
-	if err := os.WriteFile(cfg, []byte("disable: [host-network]\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("disable: [no-resource-requests]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refusalOff := filepath.Join(t.TempDir(), "off.yaml")
+	if err := os.WriteFile(refusalOff, []byte("disable: [host-network]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	hostNet := strings.Replace(cleanPod, "spec:\n", "spec:\n  hostNetwork: true\n", 1)
@@ -123,8 +127,9 @@ func TestCheckExitCodes(t *testing.T) {
 		{"fail-on none", hostNet, []string{"check", "--fail-on", "none", "-"}, 0, ""},
 		{"info below blocker", warnPod, []string{"check", "-"}, 0, ""},
 		{"fail-on info", warnPod, []string{"check", "--fail-on", "info", "-"}, 1, ""},
-		{"settings disable the rule", hostNet, []string{"check", "--settings", cfg, "-"}, 0, ""},
-		{"--config, the deprecated name of --settings", hostNet, []string{"check", "--config", cfg, "-"}, 0, ""},
+		{"settings disable the rule", warnPod, []string{"check", "--fail-on", "info", "--settings", cfg, "-"}, 0, ""},
+		{"--config, the deprecated name of --settings", warnPod, []string{"check", "--fail-on", "info", "--config", cfg, "-"}, 0, ""},
+		{"a refusal rule cannot be disabled", hostNet, []string{"check", "--settings", refusalOff, "-"}, 2, "FG006 reports what fargate-scheduler refuses"},
 		{"no profile matches: not on Fargate", hostNet, []string{"check", "--fargate-profile", "name=web,namespace=web", "-"}, 0, ""},
 		{"missing path", "", []string{"check", "does-not-exist.yaml"}, 2, ""},
 		{"no input", "", []string{"check"}, 2, "no input"},

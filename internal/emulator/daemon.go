@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -217,7 +218,7 @@ func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *clu
 		it := clusterconfig.InstanceTypes[ng.InstanceType]
 		for i := range ng.DesiredCapacity {
 			az := ng.AvailabilityZones[i%len(ng.AvailabilityZones)]
-			name := fmt.Sprintf("ip-10-0-%d-%d.%s.compute.internal", 200+i%50, 10+i, cfg.Metadata.Region)
+			name := fargate.PrivateDNSName(cfg.Metadata.Region, netip.AddrFrom4([4]byte{10, 0, byte(200 + i%50), byte(10 + i%240)}))
 			capacity := corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse(it.CPU), corev1.ResourceMemory: resource.MustParse(it.Memory),
 				corev1.ResourcePods: *resource.NewQuantity(int64(it.Pods), resource.DecimalSI),

@@ -8,6 +8,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,8 @@ type File struct {
 	// Disable lists rules (IDs or names) that do not run.
 	Disable []string `json:"disable"`
 	// Severity changes a rule's severity: FG030: info. The rules that report
-	// what fargate-scheduler refuses are blockers, always.
+	// what fargate-scheduler refuses are blockers, always, and cannot be
+	// disabled either (FG005 follows RefusePrivilegeEscalation).
 	Severity map[string]string `json:"severity"`
 	// IgnorePaths are glob patterns (with **) of files not read from directories.
 	IgnorePaths []string `json:"ignorePaths"`
@@ -121,7 +123,7 @@ func Parse(data []byte) (*Settings, error) {
 	if f.AllowedCapabilities != nil {
 		s.Fargate.AllowedCapabilities = append([]string{}, *f.AllowedCapabilities...)
 	}
-	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation
+	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation // before severity, which may set it too
 	var errs []error
 	if c, err := fargate.ParseAZChoice(f.AZChoice); err != nil {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))
@@ -153,6 +155,11 @@ func Parse(data []byte) (*Settings, error) {
 			errs = append(errs, fmt.Errorf("disable: unknown rule %q", k))
 			continue
 		}
+		if r.Refusal != "" {
+			errs = append(errs, fmt.Errorf("disable: %s reports what fargate-scheduler refuses, which the emulator refuses whatever check says; "+
+				"silence it on one object with the annotation %s: %s", r.ID, rules.IgnoreAnnotation, r.ID))
+			continue
+		}
 		s.Disabled[r.ID] = true
 	}
 	for k, v := range f.Severity {
@@ -161,17 +168,22 @@ func Parse(data []byte) (*Settings, error) {
 			errs = append(errs, fmt.Errorf("severity: unknown rule %q", k))
 			continue
 		}
-		if r.Refusal != "" {
-			hint := ""
-			if r.Refusal == fargate.RefusePrivilegeEscalation {
-				hint = " (set refusePrivilegeEscalation: true to make it a refusal)"
-			}
-			errs = append(errs, fmt.Errorf("severity.%s: %s reports what fargate-scheduler refuses, always a blocker; its severity cannot change%s", k, r.ID, hint))
-			continue
-		}
 		sev, err := rules.ParseSeverity(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("severity.%s: %w", k, err))
+			continue
+		}
+		switch {
+		case r.Refusal == fargate.RefusePrivilegeEscalation && sev == rules.Blocker:
+			// What the documents of fargatekit 0.1 advised: the setting says it now.
+			slog.Warn("severity FG005: blocker is deprecated: set refusePrivilegeEscalation: true, which the emulator applies too")
+			s.Fargate.RefusePrivilegeEscalation = true
+			continue
+		case r.Refusal == fargate.RefusePrivilegeEscalation:
+			errs = append(errs, fmt.Errorf("severity.%s: FG005 is a warning, or a blocker with refusePrivilegeEscalation: true; no other severity", k))
+			continue
+		case r.Refusal != "":
+			errs = append(errs, fmt.Errorf("severity.%s: %s reports what fargate-scheduler refuses, always a blocker; its severity cannot change", k, r.ID))
 			continue
 		}
 		s.Severity[r.ID] = sev

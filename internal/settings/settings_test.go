@@ -15,12 +15,12 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	s, err := Parse([]byte("disable: [FG001, host-network]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
+	s, err := Parse([]byte("disable: [FG041, job-without-ttl]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
 		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nlimits: {selectorsPerProfile: 10}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]bool{"FG001": true, "FG006": true}, s.Disabled); diff != "" {
+	if diff := cmp.Diff(map[string]bool{"FG041": true, "FG040": true}, s.Disabled); diff != "" {
 		t.Errorf("disabled (-want +got):\n%s", diff)
 	}
 	if s.Severity["FG030"] != rules.Info {
@@ -38,6 +38,15 @@ func TestParse(t *testing.T) {
 		if got := s.Ignored(path); got != want {
 			t.Errorf("Ignored(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// TestDeprecatedEscalationSeverity: severity FG005: blocker, what the
+// documents once advised, sets refusePrivilegeEscalation.
+func TestDeprecatedEscalationSeverity(t *testing.T) {
+	s, err := Parse([]byte("severity: {FG005: blocker}\n"))
+	if err != nil || !s.Fargate.RefusePrivilegeEscalation || len(s.Severity) != 0 {
+		t.Errorf("settings %+v, %v", s, err)
 	}
 }
 
@@ -68,16 +77,17 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for data, want := range map[string]string{
-		"disable: [FG999]\n":                          `disable: unknown rule "FG999"`,
-		"severity: {FG030: critical}\n":               `severity.FG030: unknown severity "critical"`,
-		"severity: {nope: info}\n":                    `severity: unknown rule "nope"`,
-		"severity: {FG003: warning}\n":                `severity.FG003: FG003 reports what fargate-scheduler refuses`,
-		"severity: {privilege-escalation: blocker}\n": `set refusePrivilegeEscalation: true`,
-		"ignorePaths: ['[']\n":                        `invalid pattern "["`,
-		"disabled: [FG001]\n":                         `unknown field "disabled"`,
-		"disable: [FG999]\nseverity: {FG030: x}\n":    `unknown severity "x"`,
-		"azChoice: roundrobin\n":                      `azChoice: "roundrobin" is not an AZ choice model`,
-		"limits: {labelsPerSelector: 0}\n":            `limits.labelsPerSelector: must be at least 1`,
+		"disable: [FG999]\n":                       `disable: unknown rule "FG999"`,
+		"severity: {FG030: critical}\n":            `severity.FG030: unknown severity "critical"`,
+		"severity: {nope: info}\n":                 `severity: unknown rule "nope"`,
+		"severity: {FG003: warning}\n":             `severity.FG003: FG003 reports what fargate-scheduler refuses`,
+		"severity: {privilege-escalation: info}\n": `FG005 is a warning, or a blocker with refusePrivilegeEscalation: true`,
+		"disable: [host-network]\n":                `disable: FG006 reports what fargate-scheduler refuses`,
+		"ignorePaths: ['[']\n":                     `invalid pattern "["`,
+		"disabled: [FG001]\n":                      `unknown field "disabled"`,
+		"disable: [FG999]\nseverity: {FG030: x}\n": `unknown severity "x"`,
+		"azChoice: roundrobin\n":                   `azChoice: "roundrobin" is not an AZ choice model`,
+		"limits: {labelsPerSelector: 0}\n":         `limits.labelsPerSelector: must be at least 1`,
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {

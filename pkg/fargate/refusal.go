@@ -227,7 +227,14 @@ var platformLabels = []struct{ key, value string }{
 	{"kubernetes.io/os", "linux"}, {"beta.kubernetes.io/os", "linux"},
 }
 
-var platformKeys = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/os"}
+// platformKeys are the keys of platformLabels.
+var platformKeys = func() []string {
+	keys := make([]string, len(platformLabels))
+	for i, l := range platformLabels {
+		keys[i] = l.key
+	}
+	return keys
+}()
 
 // platformRefusals returns what asks for another platform than Fargate's
 // linux/amd64: spec.os, the node selector, the required node affinity.

@@ -35,14 +35,15 @@ func DefaultSettings() Settings {
 	return Settings{AZChoice: AZUniform, Limits: DefaultLimits}
 }
 
-// Allows reports whether adding the capability (with or without CAP_, any
-// case) is accepted.
+// Allows reports whether adding the capability is accepted; capabilities
+// are compared with or without CAP_, in any case, on both sides.
 func (s *Settings) Allows(capability string) bool {
 	allowed := s.AllowedCapabilities
 	if allowed == nil {
 		allowed = DefaultAllowedCapabilities
 	}
-	return slices.Contains(allowed, capabilityName(capability))
+	name := capabilityName(capability)
+	return slices.ContainsFunc(allowed, func(a string) bool { return capabilityName(a) == name })
 }
 
 // capabilityName is a capability as fargate-scheduler names it, without

@@ -153,7 +153,7 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		}
 		w.Refusals = fargate.Refusals(&tmpl.Spec, daemonSet, e.ctx.Settings)
 	}
-	if w.Placement.Fargate && w.Sizing.Fits {
+	if w.Runs() {
 		w.HourlyCostUSD = e.ctx.Price.Hourly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB) * float64(w.Replicas)
 		if !RunsToCompletion(obj) {
 			w.MonthlyCostUSD = e.ctx.Price.Monthly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB, w.Replicas)

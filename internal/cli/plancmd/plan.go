@@ -252,7 +252,8 @@ func quotaFindings(in plan.Input, r plan.Result, l fargate.Limits) []rules.Findi
 		bridge.Name = b.BridgeName()
 		peak = append(peak, bridge)
 	}
-	if len(fargate.ValidateCluster(after, l)) == 0 {
+	created := len(r.Safe.Create) + len(r.Safe.Bridges)
+	if created > 0 && len(fargate.ValidateCluster(after, l)) == 0 { // the created ones are last: the findings name one
 		for _, f := range compat.QuotaFindings(peak, l, " during the safe sequence, which creates before it deletes") {
 			if f.Path == "fargateProfiles" {
 				out = append(out, f)

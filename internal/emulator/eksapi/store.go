@@ -456,7 +456,7 @@ func (s *Store) validate(in *createInput) *apiError {
 	cluster, name := s.cfg.Metadata.Name, in.Name
 	// The domain's validation, in EKS's order: the name, the role, the selectors.
 	violations := (&fargate.Profile{Name: name, Selectors: in.Selectors}).Validate(s.limits.Limits)
-	if len(violations) > 0 && violations[0].Field == "fargateProfileName" {
+	if len(violations) > 0 && slices.Contains([]fargate.ViolationKind{fargate.NameRequired, fargate.NameReserved, fargate.NameInvalid}, violations[0].Kind) {
 		return violationError(cluster, name, violations[0])
 	}
 	if in.PodExecutionRoleARN == "" {

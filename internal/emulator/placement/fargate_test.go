@@ -315,7 +315,11 @@ func TestBalancedSubnets(t *testing.T) {
 	s.Settings.AZChoice = fargate.AZBalanced
 	ctx := context.Background()
 	yes := true
-	for owner, n := range map[string]int{"rs-a": 30, "rs-b": 2} {
+	for _, o := range []struct { // another owner's pods first: they must not count
+		owner string
+		n     int
+	}{{"rs-b", 2}, {"rs-a", 30}} {
+		owner, n := o.owner, o.n
 		for i := range n {
 			key := createPod(t, client, owner+"-"+strconv.Itoa(i), "apps", func(*corev1.PodSpec) {})
 			p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})

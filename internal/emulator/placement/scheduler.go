@@ -376,6 +376,9 @@ func (s *Scheduler) releaseNode(ctx context.Context, name string) {
 			s.release(ip)
 		}
 	}
+	s.mu.Lock()
+	delete(s.zones, name)
+	s.mu.Unlock()
 	if err := s.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		slog.Warn("deleting a Fargate node", "node", name, "err", err)
 	}
