@@ -636,9 +636,13 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Fatalf("the API server after up: %v", err)
 	}
 	// A second emulator on the same EKS port is refused with a clear error.
-	other := []string{"emulator", "up", "--config", c.cfgPath, "--state-dir", t.TempDir(), "--bin-dir", c.binDir, "--eks-port", strings.TrimPrefix(c.eksURL, "http://127.0.0.1:")}
+	otherState := t.TempDir()
+	other := []string{"emulator", "up", "--config", c.cfgPath, "--state-dir", otherState, "--bin-dir", c.binDir, "--eks-port", strings.TrimPrefix(c.eksURL, "http://127.0.0.1:")}
 	if msg, err := exec.Command(fargatekitBin, other...).CombinedOutput(); err == nil || !strings.Contains(string(msg), "in use") {
 		t.Errorf("up on a taken port: %v\n%s", err, msg)
+	}
+	if ps := processesOf(t, otherState); len(ps) > 0 {
+		t.Errorf("a failed up left processes behind: %v", ps)
 	}
 	// down stops every process of the emulator.
 	c.emulator("down")
