@@ -41,9 +41,13 @@ func ReadRecord(dir string) (*Record, error) {
 		return nil, fmt.Errorf("reading the emulator's record: %w", err)
 	}
 	var r Record
-	if err := json.Unmarshal(data, &r); err != nil || r.Config == nil {
-		return nil, fmt.Errorf("%s is not an emulator record (%v): remove the state directory with `fargatekit emulator delete --state-dir %s`",
-			filepath.Join(dir, RecordFile), err, dir)
+	err = json.Unmarshal(data, &r)
+	if err == nil && r.Config == nil {
+		err = errors.New("it holds no configuration")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an emulator record (remove the state directory with `fargatekit emulator delete --state-dir %s`): %w",
+			filepath.Join(dir, RecordFile), dir, err)
 	}
 	return &r, nil
 }

@@ -286,6 +286,10 @@ func (f *flagpole) options(cmd *cobra.Command, s streams.Streams, verb string) (
 		return nil, err
 	}
 	rec, err := emulator.ReadRecord(stateDir)
+	if err != nil && (verb == "down" || verb == "delete") {
+		fmt.Fprintf(s.ErrOut, "warning: %v\n", err) // stopping and removing need no record
+		rec, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
