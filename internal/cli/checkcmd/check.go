@@ -69,7 +69,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.profileFiles, "profiles", nil, "Fargate profiles: an eksctl ClusterConfig or `aws eks describe-fargate-profile` JSON (repeatable)")
+	fl.StringArrayVar(&f.profileFiles, "profiles", nil, "a `FILE` of Fargate profiles: an eksctl ClusterConfig, the JSON of aws eks describe-fargate-profile, "+
+		"terraform show -json of a plan or state, a CloudFormation template, or an emulator configuration (repeatable)")
 	fl.StringArrayVar(&f.inline, "fargate-profile", nil, "an inline Fargate profile: name=N,namespace=NS[,labels=K=V[,K=V]][,namespace=NS2...] (repeatable)")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
 	fl.StringVar(&f.targetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: newest EKS version in standard support today)")

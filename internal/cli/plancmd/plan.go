@@ -73,8 +73,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.terraform, "terraform", "", "the JSON of a Terraform plan: terraform show -json PLAN > plan.json")
-	fl.StringVar(&f.oldConfig, "old", "", "the profiles before the change: an eksctl ClusterConfig or another --profiles source of check")
-	fl.StringVar(&f.newConfig, "new", "", "the profiles after the change (with --old)")
+	fl.StringVar(&f.oldConfig, "old", "", "the profiles before the change: an eksctl ClusterConfig (eksctl's semantics: delete first; give Terraform plans with --terraform)")
+	fl.StringVar(&f.newConfig, "new", "", "the profiles after the change: an eksctl ClusterConfig (with --old)")
 	fl.StringVar(&f.cluster, "cluster", "", "cluster name for the commands of the safe sequence (default: from the plan or config)")
 	fl.StringVar(&f.nodeGroups, "node-groups", "auto", "whether the cluster has EC2 nodes for pods no profile takes: yes, no, or auto (from the plan or config)")
 	fl.DurationVar(&f.durations.Create, "create-duration", plan.DefaultDurations.Create, "how long one profile creation takes")

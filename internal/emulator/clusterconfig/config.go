@@ -279,6 +279,11 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.KubernetesVersion, "1.") {
 		bad("kubernetesVersion", "%q is not a Kubernetes minor version such as 1.35", c.KubernetesVersion)
 	}
+	for i, az := range c.AvailabilityZones {
+		if suffix, ok := strings.CutPrefix(az, c.Metadata.Region); !ok || len(suffix) != 1 || suffix[0] < 'a' || suffix[0] > 'z' {
+			bad(fmt.Sprintf("availabilityZones[%d]", i), "%q is not an AZ of region %s (such as %sa)", az, c.Metadata.Region, c.Metadata.Region)
+		}
+	}
 	vpc, err := netip.ParsePrefix(c.VPC.CIDR)
 	if err != nil {
 		bad("vpc.cidr", "%v", err)

@@ -47,15 +47,16 @@ timings: {preset: realistic, profileCreate: 10s}
 
 func TestParseErrors(t *testing.T) {
 	for data, want := range map[string]string{
-		"metadata: {name: '1bad'}\n":                                                   "metadata.name",
-		"vpc: {cidr: 10.0.0.0/33}\n":                                                   "vpc.cidr",
-		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                     "managedNodeGroups[0].instanceType",
-		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":              "fargateProfiles[0].name: \"eks-x\" starts with the reserved prefix",
-		"fargateProfiles: [{name: x}]\n":                                               "fargateProfiles[0].selectors: is empty: at least one selector is required",
-		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n": "fargateProfiles[0].subnets",
-		"timings: {preset: slow}\n":                                                    "timings.preset",
-		"timings: {profileCreate: soon}\n":                                             "duration",
-		"colour: blue\n":                                                               "unknown field",
+		"metadata: {name: '1bad'}\n":                                                                  "metadata.name",
+		"vpc: {cidr: 10.0.0.0/33}\n":                                                                  "vpc.cidr",
+		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                                    "managedNodeGroups[0].instanceType",
+		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":                             "fargateProfiles[0].name: \"eks-x\" starts with the reserved prefix",
+		"fargateProfiles: [{name: x}]\n":                                                              "fargateProfiles[0].selectors: is empty: at least one selector is required",
+		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n":                "fargateProfiles[0].subnets",
+		"availabilityZones: [us-east-1a, us-west-2b]\n":                                               "availabilityZones[1]: \"us-west-2b\" is not an AZ of region us-east-1",
+		"timings: {preset: slow}\n":                                                                   "timings.preset",
+		"timings: {profileCreate: soon}\n":                                                            "duration",
+		"colour: blue\n":                                                                              "unknown field",
 		"vpc: {cidr: 10.0.0.0/16, subnets: {private: {us-east-1a: {id: s, cidr: 192.168.0.0/24}}}}\n": "not inside the VPC",
 	} {
 		_, err := Parse([]byte(data))
