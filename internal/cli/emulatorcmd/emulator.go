@@ -396,11 +396,12 @@ func (f *flagpole) bin() string {
 	return cmp.Or(f.binDir, os.Getenv("FARGATEKIT_CONTROLPLANE"), newestBuild())
 }
 
-// newestBuild returns the newest bin directory hack/build-controlplane.sh made.
+// newestBuild returns the newest bin directory hack/build-controlplane.sh
+// made in its cache, or a path under the cache that says none exists.
 func newestBuild() string {
 	home, _ := os.UserHomeDir()
-	cache := cmp.Or(os.Getenv("FARGATEKIT_CACHE"), filepath.Join(cmp.Or(os.Getenv("XDG_CACHE_HOME"), filepath.Join(home, ".cache")), "fargatekit"))
-	dirs, _ := filepath.Glob(filepath.Join(cache, "controlplane", "*", "bin"))
+	cache := filepath.Join(cmp.Or(os.Getenv("FARGATEKIT_CACHE"), filepath.Join(cmp.Or(os.Getenv("XDG_CACHE_HOME"), filepath.Join(home, ".cache")), "fargatekit")), "controlplane")
+	dirs, _ := filepath.Glob(filepath.Join(cache, "*", "bin"))
 	slices.SortFunc(dirs, func(a, b string) int {
 		ai, _ := os.Stat(a)
 		bi, _ := os.Stat(b)
@@ -410,7 +411,7 @@ func newestBuild() string {
 		return bi.ModTime().Compare(ai.ModTime())
 	})
 	if len(dirs) == 0 {
-		return filepath.Join(cache, "controlplane", "bin")
+		return filepath.Join(cache, "(no build yet)")
 	}
 	return dirs[0]
 }
