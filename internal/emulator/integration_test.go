@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -753,11 +754,16 @@ func TestIntegrationLifecycleOrphans(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "still run although it records no emulator") || !strings.Contains(out, fmt.Sprintf("pid %d", running[0].PID)) {
 		t.Errorf("up over orphans (exit %d):\n%s", code, out)
 	}
-	if got := processesOf(t, c.state); len(got) != len(running) {
-		t.Errorf("up started something over the orphans: %v, before %v", got, running)
+	// Orphans may die on their own once their files are gone (the
+	// controller-manager does, at times): what counts is that up started
+	// nothing new.
+	for _, p := range processesOf(t, c.state) {
+		if !slices.ContainsFunc(running, func(r emulator.Process) bool { return r.PID == p.PID }) {
+			t.Errorf("up started %s over the orphans %v", p, running)
+		}
 	}
 	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
-	if out, code := fk(t, "", append([]string{"status"}, only...)...); code != 1 || strings.Count(out, "orphaned") != len(running) {
+	if out, code := fk(t, "", append([]string{"status"}, only...)...); code != 1 || !strings.Contains(out, "no emulator is recorded") || !strings.Contains(out, "  orphaned  ") {
 		t.Errorf("status of orphans (exit %d):\n%s", code, out)
 	}
 	if out, code := fk(t, "", append([]string{"down"}, only...)...); code != 0 || !strings.Contains(out, "orphaned processes") {
