@@ -11,11 +11,14 @@ package doccheck
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -175,4 +178,83 @@ func ShowsOutput(want, got string) (missing string, ok bool) {
 		rest = rest[i+len(l):]
 	}
 	return "", true
+}
+
+// runElsewhere are commands of the documents that another part of CI runs:
+// running them here would run CI inside CI.
+var runElsewhere = map[string]string{
+	"make test":         ".ci/run runs it",
+	"make controlplane": "hack/test.sh builds the control plane before the tests",
+}
+
+// Run runs blocks (one, or the blocks of a document in order, in one
+// shell) as a user would, in dir, with bash: every command as written,
+// except those of runElsewhere. A command whose last line has a comment
+// beginning "fails" is expected to fail. It returns the output and the
+// commands that failed, each named by its document and line: any non-zero
+// exit, but exit code 1 of fargatekit (findings, which the documents show
+// on purpose).
+func Run(blocks []Block, dir string, env []string) (output string, failed []string) {
+	var script strings.Builder
+	where := map[int]string{} // script line → document:line
+	n := 0
+	add := func(l, at string) {
+		n++
+		script.WriteString(l + "\n")
+		if at != "" {
+			where[n] = at
+		}
+	}
+	add("set -o pipefail", "")
+	add("shopt -s expand_aliases", "")
+	add(`trap 'echo "FAILED $? at line $LINENO: $BASH_COMMAND" >&2' ERR`, "")
+	for _, b := range blocks {
+		for i, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
+			cmd, comment, _ := strings.Cut(l, "#")
+			if why, ok := runElsewhere[strings.TrimSpace(cmd)]; ok {
+				l = ": " + strings.TrimSpace(cmd) + " — " + why
+			} else if strings.HasPrefix(strings.TrimSpace(comment), "fails") {
+				l = cmd + " || echo 'failed, as the document says'"
+			}
+			add(l, fmt.Sprintf("%s:%d", b.File, b.Line+1+i))
+		}
+	}
+	c := exec.Command("bash", "-c", script.String())
+	c.Dir, c.Env = dir, env
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	_ = c.Run()
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		m := failedLine.FindStringSubmatch(l)
+		if m == nil || (m[1] == "1" && fargatekitCommand.MatchString(m[3])) {
+			continue
+		}
+		line, _ := strconv.Atoi(m[2])
+		failed = append(failed, fmt.Sprintf("%s: exit %s: %s", where[line], m[1], m[3]))
+	}
+	return out.String() + errOut.String(), failed
+}
+
+var (
+	failedLine        = regexp.MustCompile(`^FAILED (\d+) at line (\d+): (.*)$`)
+	fargatekitCommand = regexp.MustCompile(`^(bin/)?fargatekit (check|plan) `)
+)
+
+// Workspace returns a directory that looks like the repository's root to the
+// commands of the documents (a link to each of its entries, but bin/), so
+// that what they write lands there and not in the repository.
+func Workspace(dir, root string) (string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.Name() == "bin" || e.Name() == ".git" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }

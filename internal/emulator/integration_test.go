@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fargatekit/fargatekit/internal/doccheck"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -855,5 +856,63 @@ func TestIntegrationLifecycleDiscovery(t *testing.T) {
 	}
 	if out, code := fk(t, root, "kubeconfig", "--state-dir", second); code != 2 || !strings.Contains(out, "has not been started") {
 		t.Errorf("kubeconfig of a never-started emulator (exit %d):\n%s", code, out)
+	}
+}
+
+// TestIntegrationDocuments runs, as written and in document order, every
+// document whose shell blocks start an emulator (README.md, docs/emulator.md,
+// examples/emulator/README.md): one shell per document, from a workspace
+// that looks like the repository, with the control plane's kubectl and the
+// AWS CLI on the PATH. A failure names the document and the line. The
+// output the documents show is compared by doccheck's unit test, block by
+// block.
+func TestIntegrationDocuments(t *testing.T) {
+	bin := controlPlane(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := doccheck.Blocks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []string
+	byDoc := map[string][]doccheck.Block{}
+	for _, b := range blocks {
+		if b.Kind == doccheck.Emulator && !slices.Contains(docs, b.File) {
+			docs = append(docs, b.File)
+		}
+		if b.Kind != doccheck.NotRun {
+			byDoc[b.File] = append(byDoc[b.File], b)
+		}
+	}
+	if len(docs) < 3 {
+		t.Fatalf("documents with emulator blocks: %v", docs)
+	}
+	for _, doc := range docs {
+		t.Run(doc, func(t *testing.T) {
+			work, err := doccheck.Workspace(t.TempDir(), root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := t.TempDir()
+			env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"XDG_STATE_HOME="+state, "FARGATEKIT_CONTROLPLANE="+bin, "MAKEFLAGS=-s", "NO_COLOR=1")
+			t.Cleanup(func() { // whatever a failed walkthrough left running
+				dirs, _ := emulator.Find(filepath.Join(state, "fargatekit", "emulator"))
+				for _, d := range append(dirs, "/tmp/fk-demo") {
+					fk(t, state, "delete", "--state-dir", d)
+				}
+			})
+			began := time.Now()
+			out, failed := doccheck.Run(byDoc[doc], work, env)
+			for _, f := range failed {
+				t.Errorf("%s", f)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+			t.Logf("%s ran in %s", doc, time.Since(began).Round(time.Second))
+		})
 	}
 }
