@@ -99,14 +99,9 @@ type Summary struct {
 // workloads on Fargate with their cost.
 func (r *Report) Summary() Summary {
 	var s Summary
-	type key struct {
-		ref  object.Ref
-		file string
-	}
-	seen, blocked := map[key]bool{}, map[key]bool{}
+	seen, blocked := map[objectKey]bool{}, r.blocked()
 	for _, f := range r.Findings {
-		k := key{f.Object, f.Source.File}
-		blocked[k] = blocked[k] || f.Severity == rules.Blocker
+		k := objectKey{f.Object, f.Source.File}
 		switch f.Severity {
 		case rules.Blocker:
 			s.Blocker++
@@ -122,13 +117,31 @@ func (r *Report) Summary() Summary {
 	}
 	s.Errors = len(r.Errors)
 	for _, w := range r.Workloads {
-		if w.Runs() && !blocked[key{w.Ref, w.Source.File}] {
+		if w.Runs() && !blocked[objectKey{w.Ref, w.Source.File}] {
 			s.FargateWorkloads++
 			s.MonthlyCostUSD += monthly(w)
 		}
 	}
 	s.MonthlyCostUSD = cents(s.MonthlyCostUSD)
 	return s
+}
+
+// objectKey tells the objects of a report apart.
+type objectKey struct {
+	ref  object.Ref
+	file string
+}
+
+// blocked returns the objects a blocker finding stands against: their pods
+// do not run on Fargate, and the summary counts neither them nor their price.
+func (r *Report) blocked() map[objectKey]bool {
+	out := map[objectKey]bool{}
+	for _, f := range r.Findings {
+		if f.Severity == rules.Blocker {
+			out[objectKey{f.Object, f.Source.File}] = true
+		}
+	}
+	return out
 }
 
 // cents rounds a price to cents.

@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -39,12 +41,19 @@ func (p painter) severity(s rules.Severity, padded string) string {
 	return padded
 }
 
-// writeText writes findings grouped per object, then input errors, then a
-// one-line summary.
+// writeText writes every workload in a table (where its pods run, under
+// which profile, at what size and price), then the findings grouped per
+// object, then input errors, then a one-line summary.
 func writeText(w io.Writer, r *Report, o Options) error {
 	p := painter(o.Color)
 	var b bytes.Buffer
 	groups := entries(r, false)
+	if r.Plan == nil && len(r.Workloads) > 0 {
+		writeWorkloadTable(&b, r, p)
+		if len(groups) > 0 {
+			b.WriteString("\n" + p.paint(ansiBold, "Findings") + "\n")
+		}
+	}
 
 	// Column widths across the whole report keep the findings aligned.
 	var wSev, wID, wName, wWhere int
@@ -74,6 +83,9 @@ func writeText(w io.Writer, r *Report, o Options) error {
 		}
 	}
 	if len(groups) == 0 {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
 		b.WriteString("No findings.\n")
 	}
 	if r.Plan != nil {
@@ -97,6 +109,39 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	return nil
 }
 
+// writeWorkloadTable lists every workload: where its pods run, the profile,
+// the size Fargate gives each pod, the replicas, and the price.
+func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter) {
+	b.WriteString(p.paint(ansiBold, "Workloads") + "\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  WORKLOAD\tRUNS ON\tPROFILE\tSIZE\tREPLICAS\tPRICE")
+	blocked := r.blocked()
+	for _, w := range r.Workloads {
+		runsOn, profile, size, price := "EC2: "+w.Placement.Reason, "-", "-", "-"
+		if w.Placement.Fargate {
+			runsOn, profile, size = "Fargate", cmp.Or(w.Placement.Profile, "(no profiles given)"), capacity(w)
+			switch {
+			case !w.Sizing.Fits:
+				runsOn, size = "refused: fits no Fargate size", "-"
+			case !w.Runs():
+				runsOn, size = "refused by fargate-scheduler (Pending)", "-"
+			case blocked[objectKey{w.Ref, w.Source.File}]:
+				runsOn = "Fargate, if its blockers are fixed"
+			case w.MonthlyCostUSD > 0:
+				price = fmt.Sprintf("$%.2f/month", monthly(w))
+			case w.HourlyCostUSD > 0:
+				price = fmt.Sprintf("$%.4f/hour running", hourly(w))
+			}
+		}
+		replicas := fmt.Sprint(w.Replicas)
+		if w.Ref.Kind == "DaemonSet" {
+			replicas = "per node"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, runsOn, profile, size, replicas, price)
+	}
+	_ = tw.Flush()
+}
+
 // where says where in its object a finding is: "line 12", or file:line when
 // the finding stands in another file than its object's header.
 func where(e *entry, f rules.Finding) string {
@@ -109,36 +154,30 @@ func where(e *entry, f rules.Finding) string {
 	return ""
 }
 
-// placement describes where a workload's pods run: "Fargate: profile web,
-// 2vCPU 9GB ×3, $218.66/month", "Fargate: profile web, refused by
-// fargate-scheduler, Pending" or "EC2: no Fargate profile matches".
+// placement says, in the header of a workload's findings, where its pods
+// go: "Fargate: profile web", "Fargate: profile web, refused by
+// fargate-scheduler" or "EC2: no Fargate profile matches". Sizes and prices
+// are in the workload table.
 func placement(w *rules.Workload) string {
 	pl := w.Placement
 	if !pl.Fargate {
 		return "EC2: " + pl.Reason
 	}
-	parts := []string{"no profiles given"}
+	where := "Fargate: no profiles given"
 	if pl.Profile != "" {
-		parts[0] = "profile " + pl.Profile
+		where = "Fargate: profile " + pl.Profile
 	}
-	switch {
-	case !w.Sizing.Fits:
-		return "Fargate: " + strings.Join(append(parts, fmt.Sprintf("fits no Fargate size ×%d", w.Replicas)), ", ")
-	case !w.Runs():
-		return "Fargate: " + strings.Join(append(parts, "refused by fargate-scheduler, Pending"), ", ")
+	if !w.Runs() {
+		where += ", refused by fargate-scheduler"
 	}
-	parts = append(parts, fmt.Sprintf("%s ×%d", capacity(w), w.Replicas))
-	switch {
-	case w.MonthlyCostUSD > 0:
-		parts = append(parts, fmt.Sprintf("$%.2f/month", monthly(w)))
-	case w.HourlyCostUSD > 0:
-		parts = append(parts, fmt.Sprintf("$%.4f/hour while running", hourly(w)))
-	}
-	return "Fargate: " + strings.Join(parts, ", ")
+	return where
 }
 
-// summaryLine counts everything in one line:
-// "1 blocker, 2 warnings, 0 info in 2 objects; 3 workloads on Fargate, est. $12.34/month (us-east-1); 1 error".
+// summaryLine counts everything in one line: "1 blocker, 2 warnings, 0 info
+// in 2 objects with findings; 3 of 4 workloads run on Fargate, est.
+// $12.34/month (us-east-1); 1 error". A workload runs on Fargate when a
+// profile sends it there, fargate-scheduler accepts it, and no blocker
+// stands against it; the price is theirs.
 func summaryLine(r *Report) string {
 	s := r.Summary()
 	if r.Plan != nil { // a plan has no workload sizes or costs
@@ -149,7 +188,7 @@ func summaryLine(r *Report) string {
 	if r.Region != "" {
 		cost += " (" + r.Region + ")"
 	}
-	return fmt.Sprintf("%s, %s, %d info in %s; %s on Fargate, %s; %s",
+	return fmt.Sprintf("%s, %s, %d info in %s with findings; %d of %s run on Fargate, %s; %s",
 		plural(s.Blocker, "blocker"), plural(s.Warning, "warning"), s.Info, plural(s.Objects, "object"),
-		plural(s.FargateWorkloads, "workload"), cost, plural(s.Errors, "error"))
+		s.FargateWorkloads, plural(len(r.Workloads), "workload"), cost, plural(s.Errors, "error"))
 }
