@@ -299,6 +299,22 @@ func (c *cluster) warning(ns, app string) (string, error) {
 	return "", errors.New("no Warning event from fargate-scheduler yet")
 }
 
+// refused waits until fargate-scheduler refuses the one pod of app with the
+// event want, and the pod stays Pending.
+func (c *cluster) refused(ns, app, want string) {
+	c.t.Helper()
+	eventually(c.t, time.Minute, app+" refused", func() error {
+		msg, err := c.warning(ns, app)
+		if err != nil {
+			return err
+		}
+		if msg != want {
+			return fmt.Errorf("event %q, want %q", msg, want)
+		}
+		return c.all(ns, app, 1, "pending")
+	})
+}
+
 var incidentNamespaces = []string{"orders", "payments", "catalog", "shipping"}
 
 // deployIncident deploys the incident's four workloads and waits until each
@@ -492,16 +508,7 @@ func TestIntegrationRefusedPods(t *testing.T) {
 		"hostnet": "Pod not supported on Fargate: fields not supported: HostNetwork",
 		"agent":   "Pod not supported on Fargate: DaemonSet pods are not supported",
 	} {
-		eventually(t, time.Minute, app+" refused", func() error {
-			msg, err := c.warning("apps", app)
-			if err != nil {
-				return err
-			}
-			if msg != want {
-				return fmt.Errorf("event %q, want %q", msg, want)
-			}
-			return c.all("apps", app, 1, "pending")
-		})
+		c.refused("apps", app, want)
 	}
 }
 
@@ -532,16 +539,7 @@ func TestIntegrationSettings(t *testing.T) {
 		"escalates": "Pod not supported on Fargate: invalid SecurityContext fields: AllowPrivilegeEscalation",
 		"ec2only":   "MatchNodeSelector failed: Fargate profile apps cannot place the pod: node selection excludes Fargate nodes",
 	} {
-		eventually(t, time.Minute, app+" refused", func() error {
-			msg, err := c.warning("apps", app)
-			if err != nil {
-				return err
-			}
-			if msg != want {
-				return fmt.Errorf("event %q, want %q", msg, want)
-			}
-			return c.all("apps", app, 1, "pending")
-		})
+		c.refused("apps", app, want)
 	}
 }
 

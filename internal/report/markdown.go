@@ -59,30 +59,17 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 
 	if len(r.Workloads) > 0 {
 		b.WriteString("### Workloads\n\n")
-		b.WriteString("| Object | Fargate | Profile | Size | Replicas | $/month |\n")
+		b.WriteString("| Object | Runs on | Profile | Size | Replicas | Price |\n")
 		b.WriteString("| --- | --- | --- | --- | ---: | ---: |\n")
+		blocked := r.blocked()
 		for i, wl := range r.Workloads {
 			if i == maxMarkdownRows {
 				fmt.Fprintf(&b, "\n…and %d more.\n", len(r.Workloads)-i)
 				break
 			}
-			fargate, size, cost := "yes", capacity(wl), "—"
-			if !wl.Placement.Fargate {
-				fargate, size = "no: "+wl.Placement.Reason, "—"
-			} else if !wl.Sizing.Fits {
-				size = "fits no Fargate size"
-			} else if !wl.Runs() {
-				size = "refused"
-			}
-			if m := monthly(wl); m > 0 {
-				cost = fmt.Sprintf("$%.2f", m)
-			}
-			profile := wl.Placement.Profile
-			if profile == "" {
-				profile = "—"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s |\n",
-				cell(wl.Ref.String()), cell(fargate), cell(profile), cell(size), wl.Replicas, cost)
+			d := describe(wl, blocked[objectKey{wl.Ref, wl.Source.File}])
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
+				cell(wl.Ref.String()), cell(d.runsOn), cell(d.profile), cell(d.size), d.replicas, d.price)
 		}
 		b.WriteByte('\n')
 	}

@@ -144,6 +144,38 @@ func (r *Report) blocked() map[objectKey]bool {
 	return out
 }
 
+// row is how a report shows a workload: where its pods run, under which
+// profile, at what size, how many, and at what price; "-" where there is
+// nothing to say.
+type row struct{ runsOn, profile, size, replicas, price string }
+
+// describe words a workload for the tables of the text and Markdown
+// reports. A workload with a blocker finding shows without a price, as the
+// summary leaves it out.
+func describe(w *rules.Workload, blocked bool) row {
+	r := row{runsOn: "EC2: " + w.Placement.Reason, profile: "-", size: "-", replicas: fmt.Sprint(w.Replicas), price: "-"}
+	if w.Ref.Kind == "DaemonSet" {
+		r.replicas = "per node"
+	}
+	if !w.Placement.Fargate {
+		return r
+	}
+	r.runsOn, r.profile, r.size = "Fargate", cmp.Or(w.Placement.Profile, "(no profiles given)"), capacity(w)
+	switch {
+	case !w.Sizing.Fits:
+		r.runsOn, r.size = "refused: fits no Fargate size", "-"
+	case !w.Runs():
+		r.runsOn, r.size = "refused by fargate-scheduler (Pending)", "-"
+	case blocked:
+		r.runsOn = "Fargate, if its blockers are fixed"
+	case w.MonthlyCostUSD > 0:
+		r.price = fmt.Sprintf("$%.2f/month", monthly(w))
+	case w.HourlyCostUSD > 0:
+		r.price = fmt.Sprintf("$%.4f/hour running", hourly(w))
+	}
+	return r
+}
+
 // cents rounds a price to cents.
 func cents(usd float64) float64 { return math.Round(usd*100) / 100 }
 

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -117,27 +116,8 @@ func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter) {
 	fmt.Fprintln(tw, "  WORKLOAD\tRUNS ON\tPROFILE\tSIZE\tREPLICAS\tPRICE")
 	blocked := r.blocked()
 	for _, w := range r.Workloads {
-		runsOn, profile, size, price := "EC2: "+w.Placement.Reason, "-", "-", "-"
-		if w.Placement.Fargate {
-			runsOn, profile, size = "Fargate", cmp.Or(w.Placement.Profile, "(no profiles given)"), capacity(w)
-			switch {
-			case !w.Sizing.Fits:
-				runsOn, size = "refused: fits no Fargate size", "-"
-			case !w.Runs():
-				runsOn, size = "refused by fargate-scheduler (Pending)", "-"
-			case blocked[objectKey{w.Ref, w.Source.File}]:
-				runsOn = "Fargate, if its blockers are fixed"
-			case w.MonthlyCostUSD > 0:
-				price = fmt.Sprintf("$%.2f/month", monthly(w))
-			case w.HourlyCostUSD > 0:
-				price = fmt.Sprintf("$%.4f/hour running", hourly(w))
-			}
-		}
-		replicas := fmt.Sprint(w.Replicas)
-		if w.Ref.Kind == "DaemonSet" {
-			replicas = "per node"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, runsOn, profile, size, replicas, price)
+		d := describe(w, blocked[objectKey{w.Ref, w.Source.File}])
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, d.runsOn, d.profile, d.size, d.replicas, d.price)
 	}
 	_ = tw.Flush()
 }
