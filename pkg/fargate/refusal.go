@@ -220,21 +220,9 @@ func refusedCapabilities(sc *corev1.SecurityContext, s *Settings) (written, name
 	return written, named
 }
 
-// platformLabels are the node labels of Fargate's platform, with the value
-// every Fargate node has.
-var platformLabels = []struct{ key, value string }{
-	{"kubernetes.io/arch", "amd64"}, {"beta.kubernetes.io/arch", "amd64"},
-	{"kubernetes.io/os", "linux"}, {"beta.kubernetes.io/os", "linux"},
-}
-
-// platformKeys are the keys of platformLabels.
-var platformKeys = func() []string {
-	keys := make([]string, len(platformLabels))
-	for i, l := range platformLabels {
-		keys[i] = l.key
-	}
-	return keys
-}()
+// platformKeys are the node labels of Fargate's platform; their values are
+// those of NodeLabels, as every Fargate node carries them.
+var platformKeys = []string{"kubernetes.io/arch", "beta.kubernetes.io/arch", "kubernetes.io/os", "beta.kubernetes.io/os"}
 
 // platformRefusals returns what asks for another platform than Fargate's
 // linux/amd64: spec.os, the node selector, the required node affinity.
@@ -244,10 +232,11 @@ func platformRefusals(spec *corev1.PodSpec) []Refusal {
 	if spec.OS != nil && spec.OS.Name == corev1.Windows {
 		out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "os.name", Detail: "the pod targets Windows"})
 	}
-	for _, l := range platformLabels {
-		if v, ok := spec.NodeSelector[l.key]; ok && v != l.value {
-			out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "nodeSelector[" + l.key + "]",
-				Detail: fmt.Sprintf("the pod selects %s=%s nodes", l.key, v)})
+	node := NodeLabels("", "")
+	for _, key := range platformKeys {
+		if v, ok := spec.NodeSelector[key]; ok && v != node[key] {
+			out = append(out, Refusal{Kind: RefusePlatform, Reason: reason, Field: "nodeSelector[" + key + "]",
+				Detail: fmt.Sprintf("the pod selects %s=%s nodes", key, v)})
 		}
 	}
 	// The node selector was reported above; here the required node affinity alone.
