@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/settings"
 )
@@ -111,7 +114,7 @@ func Up(ctx context.Context, o *Options) error {
 	}
 	err := o.startControlPlane(ctx)
 	if err == nil {
-		err = copyFile(o.kwokKubeconfig(), o.Kubeconfig())
+		err = writeKubeconfig(o.kwokKubeconfig(), o.Kubeconfig(), o.Config.ClusterARN())
 	}
 	if err == nil && o.daemonPID() == 0 {
 		err = o.startDaemon()
@@ -396,13 +399,25 @@ func alive(pid int) bool {
 	return len(fields) == 0 || fields[0] != "Z"
 }
 
-func copyFile(from, to string) error {
-	data, err := os.ReadFile(from)
+// writeKubeconfig writes the control plane's kubeconfig to to, its cluster,
+// user and context named by the cluster's ARN as `aws eks update-kubeconfig`
+// names them, so that the cluster's name and region can be read from it.
+func writeKubeconfig(from, to, arn string) error {
+	cfg, err := clientcmd.LoadFromFile(from)
 	if err != nil {
 		return fmt.Errorf("reading the control plane's kubeconfig: %w", err)
 	}
-	if err := os.WriteFile(to, data, 0o600); err != nil {
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	if ctx == nil {
+		return fmt.Errorf("reading the control plane's kubeconfig %s: it has no current context", from)
+	}
+	out := clientcmdapi.NewConfig()
+	out.Clusters[arn] = cfg.Clusters[ctx.Cluster]
+	out.AuthInfos[arn] = cfg.AuthInfos[ctx.AuthInfo]
+	out.Contexts[arn] = &clientcmdapi.Context{Cluster: arn, AuthInfo: arn}
+	out.CurrentContext = arn
+	if err := clientcmd.WriteToFile(*out, to); err != nil {
 		return fmt.Errorf("writing the kubeconfig: %w", err)
 	}
-	return nil
+	return os.Chmod(to, 0o600)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 )
 
@@ -72,7 +73,7 @@ func (p *Plan) toJSON() *jsonPlan {
 			MatchedAfter: w.Matched, RestartNeeded: w.RestartNeeded,
 		}
 		if w.RestartNeeded {
-			jw.RestartCommand = RestartCommand(w.Workload)
+			jw.RestartCommand = live.RestartCommand(w.Workload.NamespacedRef(), w.Workload.Labels)
 		}
 		out.Workloads = append(out.Workloads, jw)
 	}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -19,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -114,7 +112,7 @@ func Parse(data []byte) (*Settings, error) {
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, err
 	}
-	reg, err := rules.NewRegistry(slices.Concat(builtin.Rules(), plan.Rules)...)
+	reg, err := rules.NewRegistry(builtin.All()...)
 	if err != nil {
 		return nil, err
 	}

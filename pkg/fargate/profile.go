@@ -17,6 +17,14 @@ const ProfileLabel = "eks.amazonaws.com/fargate-profile"
 // ComputeTypeAnnotation on a pod (template) set to "ec2" keeps it off Fargate.
 const ComputeTypeAnnotation = "eks.amazonaws.com/compute-type"
 
+// SchedulerName is the scheduler EKS's webhook gives the pods it sends to
+// Fargate: fargate-scheduler places them.
+const SchedulerName = "fargate-scheduler"
+
+// CapacityProvisionedAnnotation is the pod annotation in which fargate-scheduler
+// writes the size it runs, and bills, the pod at: "0.25vCPU 0.5GB".
+const CapacityProvisionedAnnotation = "CapacityProvisioned"
+
 // ComputeTypeLabel is the node label that tells Fargate nodes ("fargate") apart.
 const ComputeTypeLabel = "eks.amazonaws.com/compute-type"
 

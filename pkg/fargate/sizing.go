@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -39,6 +40,19 @@ func (s Size) MemoryGB() float64 { return float64(s.MemoryMiB) / 1024 }
 // annotation: "0.25vCPU 0.5GB".
 func (s Size) String() string {
 	return strconv.FormatFloat(s.VCPU(), 'f', -1, 64) + "vCPU " + strconv.FormatFloat(s.MemoryGB(), 'f', -1, 64) + "GB"
+}
+
+// ParseSize reads a size as String writes it, the CapacityProvisioned
+// annotation of a Fargate pod: "0.25vCPU 0.5GB".
+func ParseSize(s string) (Size, error) {
+	cpu, mem, ok := strings.Cut(strings.TrimSpace(s), " ")
+	vcpu, err1 := strconv.ParseFloat(strings.TrimSuffix(cpu, "vCPU"), 64)
+	gb, err2 := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(mem), "GB"), 64)
+	if !ok || !strings.HasSuffix(cpu, "vCPU") || !strings.HasSuffix(mem, "GB") || err1 != nil || err2 != nil ||
+		vcpu <= 0 || gb <= 0 || vcpu > 1024 || gb > 1<<20 {
+		return Size{}, fmt.Errorf("%q is not a Fargate size such as \"0.25vCPU 0.5GB\"", s)
+	}
+	return Size{MilliCPU: int64(math.Round(vcpu * 1000)), MemoryMiB: int64(math.Round(gb * 1024))}, nil
 }
 
 //go:embed data/sizes.yaml

@@ -136,3 +136,17 @@ func TestSizePodHugeRequests(t *testing.T) {
 		t.Errorf("cpu 1e19: fits %v, requested %d m", s.Fits, s.RequestedMilliCPU)
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, s := range Sizes {
+		got, err := ParseSize(s.String())
+		if err != nil || got != s {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", s.String(), got, err, s)
+		}
+	}
+	for _, bad := range []string{"", "1vCPU", "1 2GB", "1vCPU 2", "-1vCPU 2GB", "xvCPU 2GB", "1vCPU 2GB extra", "0vCPU 0GB"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+}

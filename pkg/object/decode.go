@@ -256,3 +256,17 @@ func podTemplate(typed any) *PodTemplate {
 	}
 	return nil
 }
+
+// FromTyped builds an Object from a decoded value of a kind the rules know
+// (a *corev1.Pod, *appsv1.Deployment, ...), such as one read from the API
+// server, whose lists leave apiVersion and kind empty: they are set from
+// apiVersion and kind. It returns nil for a value of a type the rules do not
+// know.
+func FromTyped(v any, apiVersion, kind string, src Source) *Object {
+	meta, ok := v.(typedObject)
+	if !ok {
+		return nil
+	}
+	meta.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+	return newObject(meta, src, nil, v)
+}

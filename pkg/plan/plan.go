@@ -57,6 +57,13 @@ type Workload struct {
 	OffFargate string
 }
 
+// NamespacedRef is the workload's reference with its namespace filled in.
+func (w Workload) NamespacedRef() object.Ref {
+	r := w.Ref
+	r.Namespace = w.Namespace
+	return r
+}
+
 // Input is a change and the cluster it applies to.
 type Input struct {
 	Changes []Change

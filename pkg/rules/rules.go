@@ -75,7 +75,8 @@ var Categories = []Category{CategoryFargate, CategoryDeprecation, CategoryAvaila
 // Exactly one of Check and CheckCluster is set.
 type Rule struct {
 	// ID is stable and never reused: FG### for Fargate rules, DEP### for
-	// deprecations, PL### for the findings of `fargatekit plan`.
+	// deprecations, PL### for the findings of `fargatekit plan`, LV### for
+	// those of `fargatekit scan` about what runs.
 	ID string
 	// Name is a short kebab-case name, also accepted wherever an ID is.
 	Name     string
@@ -225,7 +226,7 @@ func (c *Context) NamespaceOf(ref object.Ref) string {
 }
 
 var (
-	idPattern   = regexp.MustCompile(`^(FG|DEP|PL)\d{3}$`)
+	idPattern   = regexp.MustCompile(`^(FG|DEP|PL|LV)\d{3}$`)
 	namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 )
 
@@ -252,16 +253,16 @@ func (r *Rule) Validate() error {
 		problems = append(problems, "summary, doc and remediation are required")
 	}
 	// Engine rules have exactly one check (a Refusal is one, which may come
-	// with a Check); plan rules (PL) have none: the plan simulation produces
-	// their findings.
+	// with a Check); plan rules (PL) and live rules (LV) have none: the plan
+	// simulation and the analysis of a running cluster produce their findings.
 	checks := 0
 	for _, set := range []bool{r.Check != nil && r.Refusal == "", r.CheckCluster != nil, r.Refusal != ""} {
 		if set {
 			checks++
 		}
 	}
-	if engine := !strings.HasPrefix(r.ID, "PL"); (engine && checks != 1) || (!engine && checks != 0) {
-		problems = append(problems, "an FG or DEP rule sets exactly one of Refusal, Check and CheckCluster, a PL rule none")
+	if engine := !strings.HasPrefix(r.ID, "PL") && !strings.HasPrefix(r.ID, "LV"); (engine && checks != 1) || (!engine && checks != 0) {
+		problems = append(problems, "an FG or DEP rule sets exactly one of Refusal, Check and CheckCluster, a PL or LV rule none")
 	}
 	if r.Refusal != "" && (r.CheckCluster != nil || !slices.Contains(fargate.RefusalKinds, r.Refusal)) {
 		problems = append(problems, fmt.Sprintf("refusal %q is not a fargate.RefusalKind, or comes with a CheckCluster", r.Refusal))

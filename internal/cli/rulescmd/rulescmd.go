@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
-	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -28,7 +26,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit rules -o markdown > docs/rules.md",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			list := slices.Concat(builtin.Rules(), plan.Rules)
+			list := builtin.All()
 			switch output {
 			case "text":
 				return writeText(s.Out, list)

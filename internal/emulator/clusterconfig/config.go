@@ -133,7 +133,12 @@ var (
 	Realistic = Timings{Preset: "realistic", ProfileCreate: Duration{3 * time.Minute}, ProfileDelete: Duration{5 * time.Minute}, FargatePodStart: Duration{45 * time.Second}}
 )
 
-// DNSHostnames reports whether the VPC has DNS hostnames enabled.
+// ClusterARN is the cluster's ARN.
+func (c *Config) ClusterARN() string {
+	return fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", c.Metadata.Region, c.AccountID, c.Metadata.Name)
+}
+
+// DNSHostnames reports whether the VPC gives instances DNS hostnames.
 func (c *Config) DNSHostnames() bool {
 	return c.VPC.EnableDNSHostnames == nil || *c.VPC.EnableDNSHostnames
 }

@@ -458,7 +458,7 @@ func (s *Server) describeCluster(w http.ResponseWriter, name string) {
 	}
 	s.writeJSON(w, map[string]clusterJSON{"cluster": {
 		Name:      c.Metadata.Name,
-		Arn:       fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", c.Metadata.Region, c.AccountID, c.Metadata.Name),
+		Arn:       c.ClusterARN(),
 		CreatedAt: epochSeconds(s.cluster.CreatedAt()),
 		Version:   c.KubernetesVersion,
 		Endpoint:  s.cluster.Endpoint(),

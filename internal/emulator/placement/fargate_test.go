@@ -100,7 +100,7 @@ func TestServeHTTP(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Response == nil || !out.Response.Allowed || out.Response.UID != "u1" || !strings.Contains(string(out.Response.Patch), SchedulerName) {
+	if out.Response == nil || !out.Response.Allowed || out.Response.UID != "u1" || !strings.Contains(string(out.Response.Patch), fargate.SchedulerName) {
 		t.Errorf("response %+v", out.Response)
 	}
 	rec = httptest.NewRecorder()
@@ -187,7 +187,7 @@ func createPod(t *testing.T, client *fake.Clientset, name, ns string, spec func(
 	t.Helper()
 	p := pod(ns, map[string]string{fargate.ProfileLabel: "apps"}, nil)
 	p.Name = name
-	p.Spec.SchedulerName = SchedulerName
+	p.Spec.SchedulerName = fargate.SchedulerName
 	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("8Gi")}
 	if spec != nil {
 		spec(&p.Spec)
@@ -208,7 +208,7 @@ func TestSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := client.CoreV1().Pods("apps").Get(ctx, "web-1", metav1.GetOptions{})
-	if p.Annotations[CapacityProvisionedAnnotation] != "2vCPU 9GB" || !strings.HasPrefix(p.Spec.NodeName, "fargate-ip-10-0-") {
+	if p.Annotations[fargate.CapacityProvisionedAnnotation] != "2vCPU 9GB" || !strings.HasPrefix(p.Spec.NodeName, "fargate-ip-10-0-") {
 		t.Fatalf("pod annotations %v node %q", p.Annotations, p.Spec.NodeName)
 	}
 	n, err := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
@@ -225,7 +225,7 @@ func TestSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
-	if len(evs.Items) != 1 || evs.Items[0].Source.Component != SchedulerName || evs.Items[0].Message != "Pod not supported on Fargate: fields not supported: HostNetwork" {
+	if len(evs.Items) != 1 || evs.Items[0].Source.Component != fargate.SchedulerName || evs.Items[0].Message != "Pod not supported on Fargate: fields not supported: HostNetwork" {
 		t.Errorf("events %+v", evs.Items)
 	}
 }

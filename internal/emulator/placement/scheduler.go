@@ -29,9 +29,6 @@ import (
 // (fakes) the pods bound to it.
 const KwokNodeAnnotation = "kwok.x-k8s.io/node"
 
-// CapacityProvisionedAnnotation is the pod annotation with the size Fargate runs it at.
-const CapacityProvisionedAnnotation = "CapacityProvisioned"
-
 // Scheduler is fargate-scheduler: it places the pods the webhook sent to it,
 // each on a node of its own in a subnet of its profile, chosen as the
 // settings' AZ choice model says. Affinity, anti-affinity and topology
@@ -102,7 +99,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
 	defer queue.ShutDown()
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
-		fields.OneTermEqualSelector("spec.schedulerName", SchedulerName))
+		fields.OneTermEqualSelector("spec.schedulerName", fargate.SchedulerName))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
@@ -183,7 +180,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 			return nil
 		}
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{CapacityProvisionedAnnotation: size.Provisioned.String()}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{fargate.CapacityProvisionedAnnotation: size.Provisioned.String()}}})
 	if _, err := s.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("annotating the pod: %w", err)
 	}
@@ -394,7 +391,7 @@ func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) 
 		Reason:         "FailedScheduling",
 		Message:        message,
 		Type:           corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: SchedulerName},
+		Source:         corev1.EventSource{Component: fargate.SchedulerName},
 		FirstTimestamp: now,
 		LastTimestamp:  now,
 		Count:          1,

@@ -27,8 +27,6 @@ const (
 	// Fargate webhook. The API server calls mutating webhooks in order of
 	// their configurations' names.
 	WebhookConfigurationName = "0500-amazon-eks-fargate-mutation.amazonaws.com"
-	// SchedulerName is the scheduler of Fargate pods.
-	SchedulerName = "fargate-scheduler"
 	// WebhookPath is where the webhook is served.
 	WebhookPath = "/mutate-pods"
 )
@@ -51,7 +49,7 @@ func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]PatchOp, string) {
 	if !p.Fargate {
 		return nil, ""
 	}
-	ops := []PatchOp{{Op: "add", Path: "/spec/schedulerName", Value: SchedulerName}}
+	ops := []PatchOp{{Op: "add", Path: "/spec/schedulerName", Value: fargate.SchedulerName}}
 	ops = append(ops, mapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, p.Profile)...)
 	ops = append(ops, mapEntry("/metadata/annotations", pod.Annotations, fargate.ComputeTypeAnnotation, "fargate")...)
 	return ops, p.Profile

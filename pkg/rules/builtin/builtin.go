@@ -5,6 +5,10 @@
 package builtin
 
 import (
+	"slices"
+
+	"github.com/fargatekit/fargatekit/pkg/live"
+	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/availability"
 	"github.com/fargatekit/fargatekit/pkg/rules/clustersetup"
@@ -52,6 +56,12 @@ func Rules() []*rules.Rule {
 		deprecation.RemovedAPI,
 		deprecation.DeprecatedAPI,
 	}
+}
+
+// All returns every rule fargatekit reports: the engine's, then the findings
+// of plan and those of scan about what runs.
+func All() []*rules.Rule {
+	return slices.Concat(Rules(), plan.Rules, live.Rules)
 }
 
 // Registry returns the built-in rules in a registry.

@@ -1,0 +1,507 @@
+package live
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+// FixDetail is the finding detail holding the command that repairs it.
+const FixDetail = "fix"
+
+// Options change what Analyze reports.
+type Options struct {
+	// StuckAfter is how long a pod may be Terminating before it is stuck.
+	StuckAfter time.Duration
+	// Price prices the pods' CapacityProvisioned sizes.
+	Price fargate.Price
+}
+
+// DefaultStuckAfter is how long a pod may be Terminating by default.
+const DefaultStuckAfter = 10 * time.Minute
+
+// Result is what Analyze found.
+type Result struct {
+	// Findings are sorted by namespace, object and rule.
+	Findings []rules.Finding
+	// Workloads are the snapshot's workloads with where their pods run.
+	Workloads []WorkloadState
+	// FargateNodes and EC2Nodes count the nodes.
+	FargateNodes, EC2Nodes int
+	// PodsPerAZ counts the running pods on Fargate per AZ.
+	PodsPerAZ map[string]int
+}
+
+// WorkloadState is where a workload's pods run and what Fargate bills them.
+type WorkloadState struct {
+	Workload *Workload
+	// Fargate, EC2 and Pending count the live pods (not finished, not being deleted).
+	Fargate, EC2, Pending int
+	// PodsPerAZ counts the pods on Fargate per AZ.
+	PodsPerAZ map[string]int
+	// BilledMonthlyUSD prices the pods on Fargate at their CapacityProvisioned
+	// sizes for a month; RequestedMonthlyUSD at the sizes their requests need.
+	BilledMonthlyUSD, RequestedMonthlyUSD float64
+}
+
+// Analyze finds the incidents of a running cluster.
+func Analyze(s *Snapshot, o Options) *Result {
+	v := newView(s)
+	res := &Result{PodsPerAZ: map[string]int{}, EC2Nodes: v.ec2Nodes, FargateNodes: len(s.Nodes) - v.ec2Nodes}
+	var fs []rules.Finding
+	for _, w := range v.workloads {
+		st := v.state(w, o.Price)
+		res.Workloads = append(res.Workloads, st)
+		for az, n := range st.PodsPerAZ {
+			res.PodsPerAZ[az] += n
+		}
+		fs = append(fs, v.drift(w)...)
+		fs = append(fs, v.profileGone(w)...)
+		fs = append(fs, v.refused(w)...)
+		fs = append(fs, v.unplaced(w)...)
+		fs = append(fs, v.keptOff(w)...)
+		fs = append(fs, v.skew(w)...)
+		fs = append(fs, v.fargateKubelets(w)...)
+		fs = append(fs, v.stuck(w, o.StuckAfter)...)
+		fs = append(fs, v.billed(w, st)...)
+	}
+	fs = append(fs, v.nodeKubelets()...)
+	fs = append(fs, v.nullNodes()...)
+	for i := range fs {
+		if fs[i].Severity == 0 {
+			fs[i].Severity = fs[i].Rule.Severity
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b rules.Finding) int {
+		return cmp.Or(cmp.Compare(a.Object.Namespace, b.Object.Namespace), cmp.Compare(a.Object.Kind, b.Object.Kind),
+			cmp.Compare(a.Object.Name, b.Object.Name), cmp.Compare(a.Rule.ID, b.Rule.ID))
+	})
+	res.Findings = fs
+	return res
+}
+
+func finding(r *rules.Rule, ref object.Ref, fix, format string, args ...any) rules.Finding {
+	f := rules.Finding{Rule: r, Object: ref, Message: fmt.Sprintf(format, args...)}
+	if fix != "" {
+		f.Details = map[string]string{FixDetail: fix}
+	}
+	return f
+}
+
+func (v *view) state(w *Workload, price fargate.Price) WorkloadState {
+	st := WorkloadState{Workload: w, PodsPerAZ: map[string]int{}}
+	for _, p := range w.Pods {
+		switch {
+		case !live(p):
+		case pending(p):
+			st.Pending++
+		case v.onFargate(p):
+			st.Fargate++
+			if az := v.zone(p); az != "" {
+				st.PodsPerAZ[az]++
+			}
+			sizing := fargate.SizePod(&p.Spec)
+			if sizing.Fits {
+				st.RequestedMonthlyUSD += price.Monthly(sizing.Provisioned, sizing.EphemeralGiB, 1)
+			}
+			if billed, err := fargate.ParseSize(p.Annotations[fargate.CapacityProvisionedAnnotation]); err == nil {
+				st.BilledMonthlyUSD += price.Monthly(billed, sizing.EphemeralGiB, 1)
+			}
+		default:
+			st.EC2++
+		}
+	}
+	return st
+}
+
+// drift: pods off Fargate that the ACTIVE profiles would place there now.
+func (v *view) drift(w *Workload) []rules.Finding {
+	if v.active == nil || w.Object.Ref.Kind == "DaemonSet" {
+		return nil
+	}
+	var ec2, pend, total int
+	var profile string
+	for _, p := range w.Pods {
+		if !live(p) || fargate.DaemonSetPod(p.OwnerReferences) {
+			continue
+		}
+		total++
+		if p.Spec.SchedulerName == fargate.SchedulerName || v.onFargate(p) {
+			continue
+		}
+		pl := fargate.Place(v.active, p.Namespace, template(p))
+		if !pl.Fargate {
+			continue
+		}
+		profile = pl.Profile
+		if pending(p) {
+			pend++
+		} else {
+			ec2++
+		}
+	}
+	if ec2+pend == 0 {
+		return nil
+	}
+	var where []string
+	if ec2 > 0 {
+		where = append(where, fmt.Sprintf("%d on EC2 nodes", ec2))
+	}
+	if pend > 0 {
+		where = append(where, fmt.Sprintf("%d Pending", pend))
+	}
+	return []rules.Finding{finding(Drift, w.Object.Ref, RestartCommand(w.Object.Ref, w.podLabels()),
+		"%d of %d pods run off Fargate (%s) although Fargate profile %q (ACTIVE) matches them now: they were created while "+
+			"no profile matched, and EKS places a pod only when it is created",
+		ec2+pend, total, strings.Join(where, ", "), profile)}
+}
+
+// profileGone: pods on Fargate under a profile that is not ACTIVE any more.
+func (v *view) profileGone(w *Workload) []rules.Finding {
+	if v.Profiles == nil {
+		return nil
+	}
+	status := map[string]string{}
+	for _, p := range v.Profiles {
+		status[p.Name] = p.Status
+	}
+	gone := map[string]int{}
+	var sample *corev1.Pod
+	for _, p := range w.Pods {
+		name := p.Labels[fargate.ProfileLabel]
+		if !live(p) || !v.onFargate(p) || name == "" || status[name] == fargate.StatusActive {
+			continue
+		}
+		gone[name]++
+		sample = p
+	}
+	var out []rules.Finding
+	for _, name := range slices.Sorted(maps.Keys(gone)) {
+		state := "no longer exists"
+		if s := status[name]; s != "" {
+			state = "is " + s
+		}
+		tmpl := template(sample)
+		delete(tmpl.Labels, fargate.ProfileLabel)
+		tmpl.Spec.SchedulerName = ""
+		next, fix := "recreated, they go to EC2 nodes or stay Pending: no ACTIVE profile matches them; create one first", ""
+		if pl := fargate.Place(v.active, sample.Namespace, tmpl); pl.Fargate {
+			next, fix = fmt.Sprintf("restarted, they move to Fargate profile %q", pl.Profile), RestartCommand(w.Object.Ref, w.podLabels())
+		}
+		out = append(out, finding(ProfileGone, w.Object.Ref, fix, "%s run on Fargate under profile %q, which %s; %s",
+			plural(gone[name], "pod"), name, state, next))
+	}
+	return out
+}
+
+// refused: pods fargate-scheduler left Pending with a Warning event.
+func (v *view) refused(w *Workload) []rules.Finding {
+	var n int
+	var newest *corev1.Event
+	for _, p := range w.Pods {
+		e := v.events[p.UID]
+		if !pending(p) || p.Spec.SchedulerName != fargate.SchedulerName || e == nil {
+			continue
+		}
+		n++
+		if newest == nil || eventTime(e).After(eventTime(newest)) {
+			newest = e
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return []rules.Finding{finding(Refused, w.Object.Ref, "", "%s Pending: fargate-scheduler refused them: %q",
+		plural(n, "pod"), newest.Message)}
+}
+
+// unplaced: Pending pods left to the default scheduler on a cluster without EC2 nodes.
+func (v *view) unplaced(w *Workload) []rules.Finding {
+	if v.ec2Nodes > 0 {
+		return nil
+	}
+	n := 0
+	for _, p := range w.Pods {
+		if !pending(p) || p.Spec.SchedulerName != "" && p.Spec.SchedulerName != corev1.DefaultSchedulerName ||
+			p.Annotations[fargate.ComputeTypeAnnotation] == "ec2" {
+			continue
+		}
+		if v.active != nil && fargate.Place(v.active, p.Namespace, template(p)).Fargate {
+			continue // a profile matches it now: drift
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	why := "no Fargate profile matched them when they were created"
+	if v.active != nil {
+		why = "no ACTIVE Fargate profile matches them"
+	}
+	return []rules.Finding{finding(Unplaced, w.Object.Ref, "", "%s Pending: %s (namespace %q, labels %s) and the cluster has no EC2 nodes",
+		plural(n, "pod"), why, w.Namespace(), labelsOf(w))}
+}
+
+// keptOff: pods annotated compute-type ec2, Pending without EC2 nodes.
+func (v *view) keptOff(w *Workload) []rules.Finding {
+	if v.ec2Nodes > 0 {
+		return nil
+	}
+	n := 0
+	for _, p := range w.Pods {
+		if pending(p) && p.Annotations[fargate.ComputeTypeAnnotation] == "ec2" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ref := w.Object.Ref
+	fix := ""
+	if w.Object.Pod != nil && w.Object.Pod.Path != "" {
+		fix = fmt.Sprintf(`kubectl patch -n %s %s/%s --type json -p='[{"op": "remove", "path": "/%s/metadata/annotations/eks.amazonaws.com~1compute-type"}]'`,
+			ref.Namespace, strings.ToLower(ref.Kind), ref.Name, strings.ReplaceAll(w.Object.Pod.Path, ".", "/"))
+	}
+	msg := "%s Pending: annotated eks.amazonaws.com/compute-type: ec2, and the cluster has no EC2 nodes"
+	if ref.Namespace == "kube-system" && ref.Name == "coredns" {
+		msg += "; without CoreDNS nothing in the cluster resolves names"
+	}
+	return []rules.Finding{finding(KeptOffFargate, ref, fix, msg, plural(n, "pod"))}
+}
+
+// skew: a workload's Fargate pods per AZ, against the AZs of its profile's nodes.
+func (v *view) skew(w *Workload) []rules.Finding {
+	perAZ := map[string][]*corev1.Pod{}
+	profile := ""
+	for _, p := range w.Pods {
+		if live(p) && v.onFargate(p) {
+			if az := v.zone(p); az != "" {
+				perAZ[az] = append(perAZ[az], p)
+				profile = cmp.Or(profile, p.Labels[fargate.ProfileLabel])
+			}
+		}
+	}
+	count := 0
+	for _, ps := range perAZ {
+		count += len(ps)
+	}
+	if count < 2 {
+		return nil
+	}
+	zones := map[string]bool{}
+	for az := range perAZ {
+		zones[az] = true
+	}
+	for i := range v.Pods {
+		p := &v.Pods[i]
+		if p.Labels[fargate.ProfileLabel] == profile && v.onFargate(p) {
+			if az := v.zone(p); az != "" {
+				zones[az] = true
+			}
+		}
+	}
+	most, least := "", ""
+	var parts []string
+	for _, az := range slices.Sorted(maps.Keys(zones)) {
+		n := len(perAZ[az])
+		parts = append(parts, fmt.Sprintf("%s %d", az, n))
+		if most == "" || n > len(perAZ[most]) {
+			most = az
+		}
+		if least == "" || n < len(perAZ[least]) {
+			least = az
+		}
+	}
+	if len(perAZ[most])-len(perAZ[least]) <= 1 {
+		return nil
+	}
+	slices.SortFunc(perAZ[most], func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	victim := perAZ[most][0]
+	return []rules.Finding{finding(AZSkew, w.Object.Ref, fmt.Sprintf("kubectl delete pod -n %s %s", victim.Namespace, victim.Name),
+		"Fargate pods per AZ: %s (fargate-scheduler ignores topologySpreadConstraints and picks a subnet at random)",
+		strings.Join(parts, ", "))}
+}
+
+// fargateKubelets: a workload's pods on Fargate nodes whose kubelet is behind the control plane.
+func (v *view) fargateKubelets(w *Workload) []rules.Finding {
+	if v.Cluster.Version == "" {
+		return nil
+	}
+	n, oldest := 0, ""
+	for _, p := range w.Pods {
+		node := v.nodes[p.Spec.NodeName]
+		if !live(p) || node == nil || !IsFargateNode(node) {
+			continue
+		}
+		if m := kubeletMinor(node); m != "" && eks.CompareMinor(m, v.Cluster.Version) < 0 {
+			n++
+			if oldest == "" || eks.CompareMinor(m, oldest) < 0 {
+				oldest = m
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return []rules.Finding{finding(KubeletSkew, w.Object.Ref, RestartCommand(w.Object.Ref, w.podLabels()),
+		"%s on Fargate nodes with kubelet %s, behind the control plane (%s): restart them before the next upgrade",
+		plural(n, "pod runs", "pods run"), oldest, v.Cluster.Version)}
+}
+
+// nodeKubelets: EC2 nodes behind the control plane, per managed node group.
+func (v *view) nodeKubelets() []rules.Finding {
+	if v.Cluster.Version == "" {
+		return nil
+	}
+	type group struct {
+		nodes  int
+		oldest string
+	}
+	groups := map[object.Ref]*group{}
+	for i := range v.Nodes {
+		n := &v.Nodes[i]
+		m := kubeletMinor(n)
+		if IsFargateNode(n) || m == "" || eks.CompareMinor(m, v.Cluster.Version) >= 0 {
+			continue
+		}
+		ref := object.Ref{APIVersion: "v1", Kind: "Node", Name: n.Name}
+		if ng := n.Labels[NodegroupLabel]; ng != "" {
+			ref = object.Ref{APIVersion: "eks.amazonaws.com", Kind: "Nodegroup", Name: ng}
+		}
+		g := groups[ref]
+		if g == nil {
+			g = &group{}
+			groups[ref] = g
+		}
+		g.nodes++
+		if g.oldest == "" || eks.CompareMinor(m, g.oldest) < 0 {
+			g.oldest = m
+		}
+	}
+	var out []rules.Finding
+	for ref, g := range groups {
+		fix := ""
+		if ref.Kind == "Nodegroup" {
+			fix = fmt.Sprintf("aws eks update-nodegroup-version --cluster-name %s --nodegroup-name %s", cmp.Or(v.Cluster.Name, "<cluster>"), ref.Name)
+		}
+		out = append(out, finding(KubeletSkew, ref, fix, "%s with kubelet %s, behind the control plane (%s): update them before the next upgrade",
+			plural(g.nodes, "node"), g.oldest, v.Cluster.Version))
+	}
+	return out
+}
+
+// NodegroupLabel is the label of the nodes of a managed node group.
+const NodegroupLabel = "eks.amazonaws.com/nodegroup"
+
+// stuck: pods Terminating for longer than after.
+func (v *view) stuck(w *Workload, after time.Duration) []rules.Finding {
+	if after <= 0 {
+		after = DefaultStuckAfter
+	}
+	var out []rules.Finding
+	for _, p := range w.Pods {
+		if p.DeletionTimestamp == nil {
+			continue
+		}
+		// The deletion timestamp is when the grace period ends.
+		since := v.Now.Sub(p.DeletionTimestamp.Time)
+		if grace := p.DeletionGracePeriodSeconds; grace != nil {
+			since += time.Duration(*grace) * time.Second
+		}
+		if since < after {
+			continue
+		}
+		ref := object.Ref{APIVersion: "v1", Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+		fix := fmt.Sprintf("kubectl delete pod -n %s %s --grace-period=0 --force", p.Namespace, p.Name)
+		held := "no finalizers: its node did not confirm that it stopped"
+		if len(p.Finalizers) > 0 {
+			fix = fmt.Sprintf(`kubectl patch pod -n %s %s --type merge -p '{"metadata":{"finalizers":null}}'`, p.Namespace, p.Name)
+			held = "held by finalizers " + strings.Join(p.Finalizers, ", ")
+		}
+		out = append(out, finding(Stuck, ref, fix, "Terminating for %s (%s), a pod of %s",
+			since.Round(time.Second), held, w.Object.Ref))
+	}
+	return out
+}
+
+// billed: pods billed at another size than their requests need.
+func (v *view) billed(w *Workload, st WorkloadState) []rules.Finding {
+	n := 0
+	var billed, needed fargate.Size
+	for _, p := range w.Pods {
+		if !live(p) || !v.onFargate(p) {
+			continue
+		}
+		b, err := fargate.ParseSize(p.Annotations[fargate.CapacityProvisionedAnnotation])
+		s := fargate.SizePod(&p.Spec)
+		if err != nil || !s.Fits || b == s.Provisioned {
+			continue
+		}
+		n++
+		billed, needed = b, s.Provisioned
+	}
+	if n == 0 {
+		return nil
+	}
+	f := finding(Billed, w.Object.Ref, RestartCommand(w.Object.Ref, w.podLabels()),
+		"%s billed at %s, their requests need %s: $%.2f/month billed for the pods on Fargate, $%.2f/month as requested",
+		plural(n, "pod is", "pods are"), billed, needed, st.BilledMonthlyUSD, st.RequestedMonthlyUSD)
+	return []rules.Finding{f}
+}
+
+// nullNodes: Fargate nodes named fargate-null.
+func (v *view) nullNodes() []rules.Finding {
+	n := v.nodes[fargate.NullNodeName]
+	if n == nil {
+		return nil
+	}
+	vpc := cmp.Or(v.Cluster.VPCID, "<vpc-id>")
+	return []rules.Finding{finding(NullNode, object.Ref{APIVersion: "v1", Kind: "Node", Name: n.Name},
+		fmt.Sprintf(`aws ec2 modify-vpc-attribute --vpc-id %s --enable-dns-hostnames '{"Value":true}'`, vpc),
+		"a Fargate node is named %s: VPC %s has DNS hostnames disabled, so only one Fargate pod runs at a time (%s waiting)",
+		fargate.NullNodeName, vpc, plural(v.countPending(), "Fargate pod"))}
+}
+
+func (v *view) countPending() int {
+	n := 0
+	for i := range v.Pods {
+		if p := &v.Pods[i]; pending(p) && p.Spec.SchedulerName == fargate.SchedulerName {
+			n++
+		}
+	}
+	return n
+}
+
+func labelsOf(w *Workload) string {
+	l := w.podLabels()
+	if len(l) == 0 {
+		return "(none)"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		parts = append(parts, k+"="+l[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// plural renders a count with a noun: plural(1, "pod") is "1 pod", plural(2,
+// "pod") "2 pods"; with a second form, it is used for other than one.
+func plural(n int, one string, other ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(other) > 0 {
+		return fmt.Sprintf("%d %s", n, other[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
