@@ -10,8 +10,10 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/cli/checkcmd"
 	"github.com/fargatekit/fargatekit/internal/cli/emulatorcmd"
+	"github.com/fargatekit/fargatekit/internal/cli/fixcmd"
 	"github.com/fargatekit/fargatekit/internal/cli/plancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/rulescmd"
+	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 )
 
@@ -67,6 +69,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
 	return cmd
 }

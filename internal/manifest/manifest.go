@@ -24,6 +24,9 @@ type Error struct {
 }
 
 func (e Error) Error() string {
+	if e.File == "" { // a problem with no file: a cluster that could not be read
+		return e.Message
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
 	}

@@ -21,6 +21,7 @@ type jsonReport struct {
 	Region    string         `json:"region"`
 	Version   string         `json:"version"`
 	Plan      *jsonPlan      `json:"plan,omitempty"`
+	Cluster   *jsonCluster   `json:"cluster,omitempty"`
 }
 
 type jsonRef struct {
@@ -128,6 +129,9 @@ func toJSON(r *Report) jsonReport {
 	}
 	if r.Plan != nil {
 		out.Plan = r.Plan.toJSON()
+	}
+	if r.Cluster != nil {
+		out.Cluster = r.Cluster.toJSON()
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 				fmt.Fprintf(&b, "\n…and %d more.\n", len(r.Workloads)-i)
 				break
 			}
-			d := describe(wl, blocked[objectKey{wl.Ref, wl.Source.File}])
+			d := describe(wl, blocked[objectKey{wl.Ref, wl.Source.File}], r.Cluster.state(wl.Ref))
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
 				cell(wl.Ref.String()), cell(d.runsOn), cell(d.profile), cell(d.size), d.replicas, d.price)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -31,6 +32,8 @@ type Report struct {
 	Version string
 	// Plan is the simulated profile change of `fargatekit plan`; nil for check.
 	Plan *Plan
+	// Cluster is the cluster `fargatekit scan` read; nil for check and plan.
+	Cluster *Cluster
 }
 
 // Options change how a report is written.
@@ -152,8 +155,21 @@ type row struct{ runsOn, profile, size, replicas, price string }
 // describe words a workload for the tables of the text and Markdown
 // reports. A workload with a blocker finding shows without a price, as the
 // summary leaves it out.
-func describe(w *rules.Workload, blocked bool) row {
+func describe(w *rules.Workload, blocked bool, st *live.WorkloadState) row {
 	r := row{runsOn: "EC2: " + w.Placement.Reason, profile: "-", size: "-", replicas: fmt.Sprint(w.Replicas), price: "-"}
+	if st != nil { // a live workload: where its pods are, and what Fargate bills
+		r.runsOn = podsText(st)
+		if w.Placement.Fargate {
+			r.profile = cmp.Or(w.Placement.Profile, "-")
+		}
+		if st.BilledMonthlyUSD > 0 {
+			r.price = fmt.Sprintf("$%.2f/month billed", cents(st.BilledMonthlyUSD))
+		}
+		if w.Runs() {
+			r.size = w.Sizing.Provisioned.String()
+		}
+		return r
+	}
 	if w.Ref.Kind == "DaemonSet" {
 		r.replicas = "per node"
 	}

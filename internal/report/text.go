@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -47,6 +48,9 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	p := painter(o.Color)
 	var b bytes.Buffer
 	groups := entries(r, false)
+	if r.Cluster != nil {
+		writeClusterText(&b, r.Cluster, p)
+	}
 	if r.Plan == nil && len(r.Workloads) > 0 {
 		writeWorkloadTable(&b, r, p)
 		if len(groups) > 0 {
@@ -79,6 +83,9 @@ func writeText(w io.Writer, r *Report, o Options) error {
 			line := fmt.Sprintf("  %s %-*s %-*s  %-*s  %s", p.severity(f.Severity, sev), wID, ruleID(f), wName, ruleName(f), wWhere, where(e, f), f.Message)
 			b.WriteString(strings.TrimRight(line, " "))
 			b.WriteByte('\n')
+			if fix := f.Details[live.FixDetail]; fix != "" {
+				b.WriteString("      fix: " + fix + "\n")
+			}
 		}
 	}
 	if len(groups) == 0 {
@@ -116,7 +123,7 @@ func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter) {
 	fmt.Fprintln(tw, "  WORKLOAD\tRUNS ON\tPROFILE\tSIZE\tREPLICAS\tPRICE")
 	blocked := r.blocked()
 	for _, w := range r.Workloads {
-		d := describe(w, blocked[objectKey{w.Ref, w.Source.File}])
+		d := describe(w, blocked[objectKey{w.Ref, w.Source.File}], r.Cluster.state(w.Ref))
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, d.runsOn, d.profile, d.size, d.replicas, d.price)
 	}
 	_ = tw.Flush()
@@ -160,6 +167,17 @@ func placement(w *rules.Workload) string {
 // stands against it; the price is theirs.
 func summaryLine(r *Report) string {
 	s := r.Summary()
+	if c := r.Cluster; c != nil && c.Analysis != nil { // a scan: where the pods are, and the bill
+		var pods live.WorkloadState
+		var billed float64
+		for _, w := range c.Analysis.Workloads {
+			pods.Fargate, pods.EC2, pods.Pending = pods.Fargate+w.Fargate, pods.EC2+w.EC2, pods.Pending+w.Pending
+			billed += w.BilledMonthlyUSD
+		}
+		return fmt.Sprintf("%s, %s, %d info in %s with findings; pods: %s; Fargate bills $%.2f/month; %s",
+			plural(s.Blocker, "blocker"), plural(s.Warning, "warning"), s.Info, plural(s.Objects, "object"),
+			podsText(&pods), cents(billed), plural(s.Errors, "error"))
+	}
 	if r.Plan != nil { // a plan has no workload sizes or costs
 		return fmt.Sprintf("%s, %s, %d info in %s; %s",
 			plural(s.Blocker, "blocker"), plural(s.Warning, "warning"), s.Info, plural(s.Objects, "object"), plural(s.Errors, "error"))

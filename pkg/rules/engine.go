@@ -120,7 +120,7 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		Namespace:      ns,
 		Labels:         tmpl.Labels,
 		Replicas:       obj.Pod.Replicas,
-		Placement:      fargate.Place(e.ctx.Profiles, ns, tmpl),
+		Placement:      e.place(obj, ns),
 		Sizing:         fargate.SizePod(&tmpl.Spec),
 		ServiceAccount: cmp.Or(tmpl.Spec.ServiceAccountName, tmpl.Spec.DeprecatedServiceAccount, "default"),
 	}
@@ -160,6 +160,13 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		}
 	}
 	return w
+}
+
+func (e *Engine) place(obj *object.Object, ns string) fargate.Placement {
+	if e.ctx.Place != nil {
+		return e.ctx.Place(obj, ns)
+	}
+	return fargate.Place(e.ctx.Profiles, ns, &obj.Pod.Template)
 }
 
 // refused returns a blocker at the field of every refusal of the kind of a

@@ -201,6 +201,10 @@ type Context struct {
 	// PodIdentity lists EKS Pod Identity associations known from outside the
 	// manifests (eksctl ClusterConfig).
 	PodIdentity []PodIdentityAssociation
+	// Place, when set, says where a workload's pods go instead of
+	// fargate.Place with Profiles: scan, without the profiles, places a
+	// workload where its pods run.
+	Place func(obj *object.Object, namespace string) fargate.Placement
 	// Settings are the settings of .fargatekit.yaml that model EKS: allowed
 	// capabilities, privilege escalation, quotas (a zero limit is not checked).
 	Settings fargate.Settings

@@ -1,0 +1,274 @@
+// Package scancmd implements `fargatekit scan`: check's rules and the
+// incidents of pkg/live on a running cluster, read-only.
+package scancmd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/cluster"
+	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/internal/report"
+	"github.com/fargatekit/fargatekit/internal/settings"
+	"github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/live"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
+)
+
+// Flags are what scan and fix share: how to reach the cluster and what to read.
+type Flags struct {
+	Target        cluster.Target
+	TargetVersion string
+	StuckAfter    time.Duration
+	Helm          bool
+	SettingsPath  string
+}
+
+// Add registers the flags.
+func (f *Flags) Add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.Target.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config)")
+	fl.StringVar(&f.Target.Context, "context", "", "kubeconfig context (default: the current context)")
+	fl.StringVar(&f.Target.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig, as `aws eks update-kubeconfig` writes it)")
+	fl.StringVar(&f.Target.Region, "region", "", "AWS region (default: AWS_REGION, the AWS profile's, else the kubeconfig's)")
+	fl.StringVar(&f.Target.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint, such as the emulator's (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
+	fl.StringVar(&f.TargetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: the minor after the cluster's)")
+	fl.DurationVar(&f.StuckAfter, "stuck-after", live.DefaultStuckAfter, "how long a pod may be Terminating before it is reported stuck")
+	fl.BoolVar(&f.Helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
+	settings.AddFlag(fl, &f.SettingsPath)
+}
+
+// NewCommand returns the scan command.
+func NewCommand(s streams.Streams) *cobra.Command {
+	f := &Flags{}
+	var rf reportflags.Flags
+	cmd := &cobra.Command{
+		Use:   "scan [flags]",
+		Short: "Find, in a running cluster, pods left off Fargate, refused, piled into one AZ or stuck, and removed APIs in use",
+		Long: "scan reads a running EKS cluster (never writes to it): its pods, nodes, events and workloads through the\n" +
+			"kubeconfig, as kubectl does, and its Fargate profiles through the EKS API, as the AWS CLI does. It runs\n" +
+			"every rule of check on the live workloads and reports what happened in the cluster: pods off Fargate\n" +
+			"that a profile matches now (drift), pods refused by fargate-scheduler or placed nowhere, replicas piled\n" +
+			"into one AZ, kubelets behind the control plane, pods stuck Terminating, fargate-null nodes, removed\n" +
+			"APIs in last-applied configurations and Helm releases, and what Fargate bills. A finding that a\n" +
+			"command repairs shows it.\n\n" +
+			"When the EKS API cannot be read, scan says why in one line and reports everything else.\n\n" +
+			"Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it; 2 the cluster could not be\n" +
+			"read, or part of it (the rest is still reported).",
+		Example: "  # The cluster of the current kubeconfig context\n" +
+			"  fargatekit scan\n\n" +
+			"  # The emulator: its environment points kubectl, the AWS CLI and scan at it\n" +
+			"  eval \"$(fargatekit emulator env)\"\n" +
+			"  fargatekit scan\n\n" +
+			"  # Another context and cluster, JSON for a pipeline, failing on warnings\n" +
+			"  fargatekit scan --context prod --cluster-name prod -o json --fail-on warning",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, err := rf.Resolve(s.Out)
+			if err != nil {
+				return err
+			}
+			set, err := settings.Resolve(f.SettingsPath)
+			if err != nil {
+				return err
+			}
+			rep, err := Scan(cmd.Context(), f, set)
+			if err != nil {
+				return err
+			}
+			rep.Version = cmd.Root().Version
+			if err := out.Write(s.Out, rep, out.Options); err != nil {
+				return fmt.Errorf("writing the report: %w", err)
+			}
+			return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, out.FailOn)
+		},
+	}
+	f.Add(cmd.Flags())
+	rf.Add(cmd.Flags())
+	return cmd
+}
+
+// Connection is a cluster reached through its kubeconfig, and its EKS API
+// when that could be reached.
+type Connection struct {
+	Kube    *cluster.Kube
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Version is the control plane's minor version.
+	Version string
+	EKS     *cluster.EKS
+	// EKSError says why the EKS API is not used; empty when it is.
+	EKSError string
+}
+
+// Connect reaches the cluster. An error means nothing can be read: no
+// kubeconfig, no such context, or an API server that does not answer.
+func Connect(ctx context.Context, t cluster.Target) (*Connection, error) {
+	kube, err := cluster.LoadKube(t)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(kube.Config)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s (context %q): %w", kube.Config.Host, kube.Context, err)
+	}
+	dyn, err := dynamic.NewForConfig(kube.Config)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s (context %q): %w", kube.Config.Host, kube.Context, err)
+	}
+	v, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Kubernetes API server %s (context %q): %w", kube.Config.Host, kube.Context, err)
+	}
+	c := &Connection{Kube: kube, Client: client, Dynamic: dyn}
+	if c.Version, err = eks.ParseMinor(v.GitVersion); err != nil {
+		return nil, fmt.Errorf("the API server %s reports version %q: %w", kube.Config.Host, v.GitVersion, err)
+	}
+	if c.EKS, err = cluster.NewEKS(ctx, t, kube); err != nil {
+		c.EKSError = err.Error()
+	}
+	return c, nil
+}
+
+// Scan reads the cluster and analyses it. The error means nothing could be read.
+func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report, error) {
+	conn, err := Connect(ctx, f.Target)
+	if err != nil {
+		return nil, err
+	}
+	snap, read, c := Read(ctx, conn, f)
+	target := f.TargetVersion
+	if target == "" {
+		target = nextMinor(snap.Cluster.Version)
+	} else if target, err = eks.ParseMinor(target); err != nil {
+		return nil, fmt.Errorf("--target-version: %w", err)
+	}
+	region := snap.Cluster.Region
+	price, err := fargate.PriceIn(region)
+	if err != nil {
+		slog.Warn("no Fargate prices for the cluster's region: costs are those of "+fargate.DefaultRegion, "region", region)
+		price, _ = fargate.PriceIn(fargate.DefaultRegion)
+		region = fargate.DefaultRegion
+	}
+	rep := &report.Report{Target: target, Region: region, Rules: set.Rules(), Cluster: c}
+	for _, e := range read.Errors {
+		rep.Errors = append(rep.Errors, manifest.Error{Message: e.Error()})
+	}
+	rctx := &rules.Context{Namespace: "default", TargetVersion: target, Region: region, Price: price, Settings: set.Fargate,
+		Profiles: snap.ActiveProfiles()}
+	workloads := snap.Workloads()
+	if snap.Profiles == nil {
+		rctx.Place = observed(workloads)
+	}
+	engine := rules.NewEngine(rctx, rep.Rules, set.Options())
+	for _, w := range workloads {
+		engine.Add(w.Object)
+	}
+	for _, o := range read.Objects {
+		engine.Add(o)
+	}
+	res := engine.Result()
+	rep.Findings, rep.Workloads = res.Findings, res.Workloads
+	rep.Findings = append(rep.Findings, declared(rctx, set, read.Declared)...)
+	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price})
+	rep.Findings = append(rep.Findings, set.Apply(c.Analysis.Findings)...)
+	return rep, nil
+}
+
+// Read reads the cluster: the snapshot for pkg/live, the objects for
+// check's rules, and the report's cluster header.
+func Read(ctx context.Context, conn *Connection, f *Flags) (*live.Snapshot, *cluster.Read, *report.Cluster) {
+	read := cluster.ReadKube(ctx, conn.Client, conn.Dynamic, cluster.ReadOptions{Helm: f.Helm})
+	snap := &read.Snapshot
+	snap.Cluster = live.Cluster{Name: conn.Kube.ClusterName, Version: conn.Version, Region: conn.Kube.Region}
+	c := &report.Cluster{Name: conn.Kube.ClusterName, Version: conn.Version, Region: conn.Kube.Region, ProfilesError: conn.EKSError}
+	if e := conn.EKS; e != nil {
+		snap.Cluster.Name, snap.Cluster.Region = e.Cluster, e.Region
+		c.Name, c.Region = e.Cluster, e.Region
+		_, vpc, err := e.Describe(ctx)
+		if err == nil {
+			snap.Cluster.VPCID = vpc
+			snap.Profiles, err = e.Profiles(ctx)
+		}
+		if err != nil {
+			c.ProfilesError = err.Error()
+			snap.Profiles = nil
+		}
+		c.Profiles = snap.Profiles
+	}
+	if c.Name == "" {
+		c.Name = conn.Kube.Context
+	}
+	if c.ProfilesError != "" {
+		slog.Warn("Fargate profiles not read: " + c.ProfilesError)
+	}
+	return snap, read, c
+}
+
+// observed places a workload where its pods run, for a scan without the
+// profiles: on Fargate when one of its pods was sent there.
+func observed(ws []*live.Workload) func(*object.Object, string) fargate.Placement {
+	where := map[*object.Object]fargate.Placement{}
+	for _, w := range ws {
+		pl := fargate.Placement{Reason: "its pods do not run on Fargate (profiles not read)"}
+		for _, p := range w.Pods {
+			if p.Spec.SchedulerName == fargate.SchedulerName {
+				pl = fargate.Placement{Fargate: true, Profile: p.Labels[fargate.ProfileLabel]}
+				break
+			}
+		}
+		where[w.Object] = pl
+	}
+	return func(obj *object.Object, ns string) fargate.Placement {
+		if pl, ok := where[obj]; ok {
+			return pl
+		}
+		return fargate.Placement{Reason: "no pods"}
+	}
+}
+
+// declared runs the removed-API rules on the objects as written. A finding
+// about a last-applied-configuration is about the live object.
+func declared(rctx *rules.Context, set *settings.Settings, ds []cluster.Declared) []rules.Finding {
+	var deprecation []*rules.Rule
+	for _, r := range set.Rules() {
+		if r.Category == rules.CategoryDeprecation {
+			deprecation = append(deprecation, r)
+		}
+	}
+	var out []rules.Finding
+	for _, d := range ds {
+		e := rules.NewEngine(rctx, deprecation, set.Options())
+		e.Add(d.Object)
+		for _, f := range e.Result().Findings {
+			if d.Live.Kind != "" {
+				f.Object, f.Source = d.Live, object.Source{}
+				f.Path = object.Key("metadata.annotations", cluster.LastAppliedAnnotation)
+				f.Message = "its last-applied-configuration uses " + f.Message
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// nextMinor is the minor version after v: "1.35" → "1.36".
+func nextMinor(v string) string {
+	major, minor, ok := strings.Cut(v, ".")
+	var n int
+	if _, err := fmt.Sscanf(minor, "%d", &n); !ok || err != nil {
+		return v
+	}
+	return fmt.Sprintf("%s.%d", major, n+1)
+}

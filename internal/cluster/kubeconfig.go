@@ -1,0 +1,149 @@
+// Package cluster reads a running EKS cluster for scan and fix: the
+// Kubernetes objects through client-go, with paginated lists, and the
+// Fargate profiles through the EKS API with aws-sdk-go-v2.
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Target is how to reach a cluster: the kubeconfig rules of kubectl
+// (--kubeconfig, KUBECONFIG, ~/.kube/config; --context) and the EKS API.
+type Target struct {
+	Kubeconfig string
+	Context    string
+	// ClusterName overrides the name read from the kubeconfig.
+	ClusterName string
+	// Region overrides the AWS SDK's region (AWS_REGION, the profile's) and
+	// the region read from the kubeconfig.
+	Region string
+	// EKSEndpoint overrides the EKS API's endpoint (AWS_ENDPOINT_URL_EKS).
+	EKSEndpoint string
+}
+
+// Kube is a loaded kubeconfig context.
+type Kube struct {
+	Config *rest.Config
+	// Context is the name of the context used.
+	Context string
+	// ClusterName and Region are what the kubeconfig says of the EKS cluster,
+	// empty when it says nothing.
+	ClusterName, Region string
+}
+
+// LoadKube reads the kubeconfig as kubectl does. The error names the file
+// or context at fault.
+func LoadKube(t Target) (*Kube, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = t.Kubeconfig
+	if t.Kubeconfig != "" {
+		if _, err := os.Stat(t.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		}
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: t.Context})
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig %s: %w", kubeconfigFiles(rules), err)
+	}
+	name := t.Context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	if name == "" {
+		return nil, fmt.Errorf("the kubeconfig %s has no current context: give --context", kubeconfigFiles(rules))
+	}
+	if raw.Contexts[name] == nil {
+		return nil, fmt.Errorf("the kubeconfig %s has no context %q", kubeconfigFiles(rules), name)
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, fmt.Errorf("no kubeconfig found (%s): give --kubeconfig or set KUBECONFIG", kubeconfigFiles(rules))
+		}
+		return nil, fmt.Errorf("reading the kubeconfig %s, context %q: %w", kubeconfigFiles(rules), name, err)
+	}
+	// kubectl's limits: lists of every kind at once must not queue behind
+	// client-go's default of 5 requests per second.
+	cfg.QPS, cfg.Burst = 50, 100
+	k := &Kube{Config: cfg, Context: name}
+	k.ClusterName, k.Region = EKSCluster(&raw, name)
+	return k, nil
+}
+
+func kubeconfigFiles(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	return strings.Join(rules.Precedence, string(os.PathListSeparator))
+}
+
+// EKSCluster reads the EKS cluster's name and region from a kubeconfig
+// context: the --cluster-name (and --region) arguments of an
+// `aws eks get-token` exec entry, the -i argument of aws-iam-authenticator,
+// or the cluster ARN that `aws eks update-kubeconfig` (and the emulator)
+// names the cluster and context by. Empty when none says.
+func EKSCluster(cfg *clientcmdapi.Config, context string) (name, region string) {
+	ctx := cfg.Contexts[context]
+	if ctx == nil {
+		return "", ""
+	}
+	if user := cfg.AuthInfos[ctx.AuthInfo]; user != nil && user.Exec != nil {
+		name, region = execArgs(user.Exec)
+	}
+	for _, s := range []string{ctx.Cluster, context} {
+		if a, err := arn.Parse(s); err == nil && a.Service == "eks" && strings.HasPrefix(a.Resource, "cluster/") {
+			if name == "" {
+				name = strings.TrimPrefix(a.Resource, "cluster/")
+			}
+			if region == "" {
+				region = a.Region
+			}
+		}
+	}
+	return name, region
+}
+
+// execArgs reads the cluster name and region from the arguments of a token
+// command: aws eks get-token --cluster-name N [--region R], or
+// aws-iam-authenticator token -i N.
+func execArgs(e *clientcmdapi.ExecConfig) (name, region string) {
+	args := e.Args
+	for i := 0; i < len(args); i++ {
+		key, value, inline := strings.Cut(args[i], "=")
+		if !inline {
+			if i+1 >= len(args) {
+				break
+			}
+			value = args[i+1]
+		}
+		switch key {
+		case "--cluster-name", "--cluster-id", "-i":
+			name = value
+		case "--region":
+			region = value
+		default:
+			continue
+		}
+		if !inline {
+			i++
+		}
+	}
+	for _, env := range e.Env {
+		if region == "" && (env.Name == "AWS_REGION" || env.Name == "AWS_DEFAULT_REGION") {
+			region = env.Value
+		}
+	}
+	return name, region
+}
+
+// ErrNoClusterName says that no cluster name was given or found.
+var ErrNoClusterName = errors.New("no EKS cluster name: give --cluster-name, or use a kubeconfig written by `aws eks update-kubeconfig`")
