@@ -510,6 +510,13 @@ func TestIntegrationRefusedPods(t *testing.T) {
 	} {
 		c.refused("apps", app, want)
 	}
+	// scan quotes the event, and check's rule names the field.
+	r, code := c.scan(c.env())
+	if msgs := r.find("LV003", "Deployment", "apps", "hostnet"); code != 1 || len(msgs) != 1 ||
+		msgs[0] != `1 pod is Pending, refused by fargate-scheduler: "Pod not supported on Fargate: fields not supported: HostNetwork"` ||
+		len(r.find("FG006", "Deployment", "apps", "hostnet")) != 1 {
+		t.Errorf("scan (exit %d): refused %q; findings %v", code, msgs, r.rules())
+	}
 }
 
 // TestIntegrationSettings: the settings of .fargatekit.yaml reach
@@ -566,6 +573,11 @@ func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
 		}
 		return nil
 	})
+	r, code := c.scan(c.env())
+	if msgs := r.find("LV008", "Node", "", fargate.NullNodeName); code != 1 || len(msgs) != 1 || !strings.Contains(msgs[0], "(1 Fargate pod waiting)") ||
+		r.fix("LV008", "Node", "", fargate.NullNodeName) != `aws ec2 modify-vpc-attribute --vpc-id vpc-0fa76a7e0000emu --enable-dns-hostnames '{"Value":true}'` {
+		t.Errorf("scan (exit %d): fargate-null %q; findings %v", code, msgs, r.rules())
+	}
 }
 
 // TestIntegrationCoreDNSComputeType: CoreDNS annotated compute-type ec2 stays

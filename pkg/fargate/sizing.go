@@ -49,7 +49,7 @@ func ParseSize(s string) (Size, error) {
 	vcpu, err1 := strconv.ParseFloat(strings.TrimSuffix(cpu, "vCPU"), 64)
 	gb, err2 := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(mem), "GB"), 64)
 	if !ok || !strings.HasSuffix(cpu, "vCPU") || !strings.HasSuffix(mem, "GB") || err1 != nil || err2 != nil ||
-		vcpu <= 0 || gb <= 0 || vcpu > 1024 || gb > 1<<20 {
+		!(vcpu > 0 && vcpu <= 1024 && gb > 0 && gb <= 1<<20) { // NaN fails every comparison
 		return Size{}, fmt.Errorf("%q is not a Fargate size such as \"0.25vCPU 0.5GB\"", s)
 	}
 	return Size{MilliCPU: int64(math.Round(vcpu * 1000)), MemoryMiB: int64(math.Round(gb * 1024))}, nil

@@ -144,7 +144,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %v, %v; want %v", s.String(), got, err, s)
 		}
 	}
-	for _, bad := range []string{"", "1vCPU", "1 2GB", "1vCPU 2", "-1vCPU 2GB", "xvCPU 2GB", "1vCPU 2GB extra", "0vCPU 0GB"} {
+	for _, bad := range []string{"", "1vCPU", "1 2GB", "1vCPU 2", "-1vCPU 2GB", "xvCPU 2GB", "1vCPU 2GB extra", "0vCPU 0GB", "NaNvCPU NaNGB", "InfvCPU 1GB"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded", bad)
 		}

@@ -171,15 +171,15 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 	if v.Profiles == nil {
 		return nil
 	}
-	status := map[string]string{}
+	status, active := map[string]string{}, map[string]bool{}
 	for _, p := range v.Profiles {
-		status[p.Name] = p.Status
+		status[p.Name], active[p.Name] = p.Status, p.Active()
 	}
 	gone := map[string]int{}
 	var sample *corev1.Pod
 	for _, p := range w.Pods {
 		name := p.Labels[fargate.ProfileLabel]
-		if !live(p) || !v.onFargate(p) || name == "" || status[name] == fargate.StatusActive {
+		if !live(p) || !v.onFargate(p) || name == "" || active[name] {
 			continue
 		}
 		gone[name]++
@@ -192,14 +192,15 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 			state = "is " + s
 		}
 		tmpl := template(sample)
+		tmpl.Labels = maps.Clone(tmpl.Labels) // the snapshot's pod keeps its labels
 		delete(tmpl.Labels, fargate.ProfileLabel)
 		tmpl.Spec.SchedulerName = ""
 		next, fix := "recreated, they go to EC2 nodes or stay Pending: no ACTIVE profile matches them; create one first", ""
 		if pl := fargate.Place(v.active, sample.Namespace, tmpl); pl.Fargate {
 			next, fix = fmt.Sprintf("restarted, they move to Fargate profile %q", pl.Profile), RestartCommand(w.Object.Ref, w.podLabels())
 		}
-		out = append(out, finding(ProfileGone, w.Object.Ref, fix, "%s run on Fargate under profile %q, which %s; %s",
-			plural(gone[name], "pod"), name, state, next))
+		out = append(out, finding(ProfileGone, w.Object.Ref, fix, "%s on Fargate under profile %q, which %s; %s",
+			plural(gone[name], "pod runs", "pods run"), name, state, next))
 	}
 	return out
 }
@@ -221,8 +222,8 @@ func (v *view) refused(w *Workload) []rules.Finding {
 	if n == 0 {
 		return nil
 	}
-	return []rules.Finding{finding(Refused, w.Object.Ref, "", "%s Pending: fargate-scheduler refused them: %q",
-		plural(n, "pod"), newest.Message)}
+	return []rules.Finding{finding(Refused, w.Object.Ref, "", "%s Pending, refused by fargate-scheduler: %q",
+		plural(n, "pod is", "pods are"), newest.Message)}
 }
 
 // unplaced: Pending pods left to the default scheduler on a cluster without EC2 nodes.
@@ -244,12 +245,12 @@ func (v *view) unplaced(w *Workload) []rules.Finding {
 	if n == 0 {
 		return nil
 	}
-	why := "no Fargate profile matched them when they were created"
+	why := "no Fargate profile matched when they were created"
 	if v.active != nil {
-		why = "no ACTIVE Fargate profile matches them"
+		why = "no ACTIVE Fargate profile matches"
 	}
 	return []rules.Finding{finding(Unplaced, w.Object.Ref, "", "%s Pending: %s (namespace %q, labels %s) and the cluster has no EC2 nodes",
-		plural(n, "pod"), why, w.Namespace(), labelsOf(w))}
+		plural(n, "pod is", "pods are"), why, w.Namespace(), labelsOf(w))}
 }
 
 // keptOff: pods annotated compute-type ec2, Pending without EC2 nodes.
@@ -276,7 +277,7 @@ func (v *view) keptOff(w *Workload) []rules.Finding {
 	if ref.Namespace == "kube-system" && ref.Name == "coredns" {
 		msg += "; without CoreDNS nothing in the cluster resolves names"
 	}
-	return []rules.Finding{finding(KeptOffFargate, ref, fix, msg, plural(n, "pod"))}
+	return []rules.Finding{finding(KeptOffFargate, ref, fix, msg, plural(n, "pod is", "pods are"))}
 }
 
 // skew: a workload's Fargate pods per AZ, against the AZs of its profile's nodes.
@@ -428,8 +429,11 @@ func (v *view) stuck(w *Workload, after time.Duration) []rules.Finding {
 			fix = fmt.Sprintf(`kubectl patch pod -n %s %s --type merge -p '{"metadata":{"finalizers":null}}'`, p.Namespace, p.Name)
 			held = "held by finalizers " + strings.Join(p.Finalizers, ", ")
 		}
-		out = append(out, finding(Stuck, ref, fix, "Terminating for %s (%s), a pod of %s",
-			since.Round(time.Second), held, w.Object.Ref))
+		msg := fmt.Sprintf("Terminating for %s (%s)", since.Round(time.Second), held)
+		if w.Object.Ref != ref {
+			msg += ", a pod of " + w.Object.Ref.String()
+		}
+		out = append(out, finding(Stuck, ref, fix, "%s", msg))
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/google/go-cmp/cmp"
 )
 
 // want is one expected finding of the rule under test.
@@ -242,18 +243,27 @@ func TestRefused(t *testing.T) {
 		{
 			name: "Pending pod with a fargate-scheduler Warning",
 			snap: withEvents(warning(p1, fargate.SchedulerName, hostNetwork, now.Add(-5*time.Minute))),
-			want: []want{{object: ref("Deployment", "shop", "web"), contains: []string{"1 pod Pending", fmt.Sprintf("%q", hostNetwork)}}},
+			want: []want{{object: ref("Deployment", "shop", "web"), contains: []string{"1 pod is Pending", fmt.Sprintf("%q", hostNetwork)}}},
 		},
 		{
 			name: "the newest Warning is quoted",
 			snap: withEvents(warning(p1, fargate.SchedulerName, hostNetwork, now.Add(-5*time.Minute)), newer),
 			want: []want{{object: ref("Deployment", "shop", "web"),
-				contains: []string{"2 pods Pending", `"Pod not supported on Fargate: invalid SecurityContext fields: Privileged"`},
+				contains: []string{"2 pods are Pending", `"Pod not supported on Fargate: invalid SecurityContext fields: Privileged"`},
 				excludes: []string{"HostNetwork"}}},
 		},
 		{
 			name: "near miss: no event",
 			snap: withEvents(),
+		},
+		{
+			name: "near miss: the Pending pod is not sent to Fargate",
+			snap: func() *live.Snapshot {
+				p := webPod(rs, "web-9", pendingWith(corev1.DefaultSchedulerName))
+				s := snap(shop, fgNodes(), []corev1.Pod{p}, dep, rs)
+				s.Events = []corev1.Event{warning(p, fargate.SchedulerName, hostNetwork, now)}
+				return s
+			}(),
 		},
 		{
 			name: "near miss: the Warning comes from the default scheduler",
@@ -287,7 +297,7 @@ func TestUnplaced(t *testing.T) {
 			name: "Pending, default scheduler, no profile matches, no EC2 nodes",
 			snap: snap(shop, fgNodes(), []corev1.Pod{reportPod()}, report, reportRS),
 			want: []want{{object: ref("Deployment", "batch", "report"),
-				contains: []string{"1 pod Pending", "no ACTIVE Fargate profile matches", `namespace "batch"`, "app=report,tier=jobs", "no EC2 nodes"}}},
+				contains: []string{"1 pod is Pending", "no ACTIVE Fargate profile matches", `namespace "batch"`, "app=report,tier=jobs", "no EC2 nodes"}}},
 		},
 		{
 			name: "the only matching profile is DELETING",
@@ -298,7 +308,7 @@ func TestUnplaced(t *testing.T) {
 			name: "profiles unknown",
 			snap: snap(nil, fgNodes(), []corev1.Pod{reportPod()}, report, reportRS),
 			want: []want{{object: ref("Deployment", "batch", "report"),
-				contains: []string{"1 pod Pending", "no Fargate profile matched them when they were created"}}},
+				contains: []string{"1 pod is Pending", "no Fargate profile matched when they were created"}}},
 		},
 		{
 			name: "near miss: an EC2 node exists",
@@ -540,23 +550,32 @@ func TestKeptOffFargate(t *testing.T) {
 	}
 	system := []fargate.Profile{active("system", "kube-system")}
 	job := cronJob("shop", "nightly")
+	metrics := deployment("kube-system", "metrics-server", template(nil, ec2, "ec2"))
 	runRule(t, live.KeptOffFargate, []ruleCase{
 		{
 			name: "CoreDNS annotated ec2 on a cluster of Fargate alone",
 			snap: snap(system, fgNodes(), corednsPods, coredns, corednsRS),
-			want: []want{{object: ref("Deployment", "kube-system", "coredns"), contains: []string{"2 pods Pending", "compute-type: ec2", "resolves names"},
+			want: []want{{object: ref("Deployment", "kube-system", "coredns"), contains: []string{"2 pods are Pending", "compute-type: ec2", "resolves names"},
 				fix: `kubectl patch -n kube-system deployment/coredns --type json -p='[{"op": "remove", "path": "/spec/template/metadata/annotations/eks.amazonaws.com~1compute-type"}]'`}},
+		},
+		{
+			name: "another kube-system Deployment: no word of CoreDNS",
+			snap: snap(system, fgNodes(), []corev1.Pod{
+				pod("kube-system", "metrics-server-1", ownedBy(metrics), annotated(ec2, "ec2"), pendingWith(corev1.DefaultSchedulerName)),
+			}, metrics),
+			want: []want{{object: ref("Deployment", "kube-system", "metrics-server"), contains: []string{"1 pod is Pending"}, excludes: []string{"resolves names"},
+				fix: `kubectl patch -n kube-system deployment/metrics-server --type json -p='[{"op": "remove", "path": "/spec/template/metadata/annotations/eks.amazonaws.com~1compute-type"}]'`}},
 		},
 		{
 			name: "a CronJob's template path",
 			snap: snap(system, nil, []corev1.Pod{pod("shop", "nightly-1", ownedBy(job), annotated(ec2, "ec2"), pendingWith(""))}, job),
-			want: []want{{object: ref("CronJob", "shop", "nightly"), contains: []string{"1 pod Pending"}, excludes: []string{"resolves names"},
+			want: []want{{object: ref("CronJob", "shop", "nightly"), contains: []string{"1 pod is Pending"}, excludes: []string{"resolves names"},
 				fix: `kubectl patch -n shop cronjob/nightly --type json -p='[{"op": "remove", "path": "/spec/jobTemplate/spec/template/metadata/annotations/eks.amazonaws.com~1compute-type"}]'`}},
 		},
 		{
 			name: "a bare pod: no template to patch",
 			snap: snap(system, nil, []corev1.Pod{pod("shop", "debug", annotated(ec2, "ec2"), pendingWith(""))}),
-			want: []want{{object: ref("Pod", "shop", "debug"), contains: []string{"1 pod Pending"}}},
+			want: []want{{object: ref("Pod", "shop", "debug"), contains: []string{"1 pod is Pending"}}},
 		},
 		{
 			name: "near miss: an EC2 node exists",
@@ -641,5 +660,24 @@ func TestBilledPrices(t *testing.T) {
 		if !strings.Contains(msg, s) {
 			t.Errorf("LV010 message %q does not contain %q", msg, s)
 		}
+	}
+}
+
+// TestAnalyzeLeavesSnapshot: Analyze reads its snapshot and changes nothing
+// in it, so that a second analysis finds the same (a profile that is
+// DELETING once lost its pods' labels to the first).
+func TestAnalyzeLeavesSnapshot(t *testing.T) {
+	dep, rs := web()
+	s := snap([]fargate.Profile{profile("shop", fargate.StatusDeleting, "shop")}, fgNodes(), []corev1.Pod{
+		webPod(rs, "web-1", onFargate(fgA, "shop")),
+		webPod(rs, "web-2", onFargate(fgB, "shop")),
+	}, dep, rs)
+	first := live.Analyze(s, live.Options{})
+	second := live.Analyze(s, live.Options{})
+	if len(first.Findings) == 0 {
+		t.Fatal("no finding: the case does not exercise profile-gone")
+	}
+	if diff := cmp.Diff(first.Findings, second.Findings); diff != "" {
+		t.Errorf("the second analysis differs (-first +second):\n%s", diff)
 	}
 }

@@ -85,7 +85,11 @@ func (s *Snapshot) Workloads() []*Workload {
 	// the bound guards against a cycle in bad data.
 	top := func(o *object.Object) *object.Object {
 		for range 8 {
-			ref := controllerOf(o.Typed.(metav1.Object).GetOwnerReferences())
+			m, ok := o.Typed.(metav1.Object)
+			if !ok {
+				return o
+			}
+			ref := controllerOf(m.GetOwnerReferences())
 			if ref == nil || byUID[ref.UID] == nil {
 				return o
 			}
@@ -144,7 +148,7 @@ func (s *Snapshot) ActiveProfiles() []fargate.Profile {
 	}
 	out := []fargate.Profile{}
 	for _, p := range s.Profiles {
-		if p.Status == fargate.StatusActive {
+		if p.Active() {
 			out = append(out, p)
 		}
 	}

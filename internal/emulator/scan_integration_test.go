@@ -1,0 +1,381 @@
+package emulator_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/release/common"
+	rspb "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// scanReport is the part of scan's JSON document the tests read.
+type scanReport struct {
+	Findings []struct {
+		Rule     string `json:"rule"`
+		Severity string `json:"severity"`
+		Object   struct {
+			Kind, Namespace, Name string
+		} `json:"object"`
+		File    string            `json:"file"`
+		Message string            `json:"message"`
+		Details map[string]string `json:"details"`
+	} `json:"findings"`
+	Errors  []struct{ Message string } `json:"errors"`
+	Cluster struct {
+		Name          string `json:"name"`
+		Version       string `json:"version"`
+		ProfilesError string `json:"profilesError"`
+		Profiles      []struct{ Name, Status string }
+		Nodes         struct{ Fargate, EC2 int }
+		PodsPerAZ     map[string]int `json:"podsPerAZ"`
+		Workloads     []struct {
+			Object struct{ Kind, Namespace, Name string }
+			Pods   struct{ Fargate, EC2, Pending int }
+		} `json:"workloads"`
+	} `json:"cluster"`
+}
+
+// env is the environment `fargatekit emulator env` prints, as a user's
+// shell has it after eval "$(fargatekit emulator env)", with the control
+// plane's kubectl on the PATH.
+func (c *cluster) env() []string {
+	return append(os.Environ(),
+		"KUBECONFIG="+filepath.Join(c.state, "kubeconfig"), "AWS_ENDPOINT_URL_EKS="+c.eksURL,
+		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator",
+		"PATH="+c.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// fargatekit runs the fargatekit binary in the emulator's environment and
+// returns its standard output and error and its exit code.
+func (c *cluster) fargatekit(env []string, args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	cmd := exec.Command(fargatekitBin, args...)
+	cmd.Env = env
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		c.t.Fatalf("fargatekit %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// scan runs `fargatekit scan -o json` and decodes its report.
+func (c *cluster) scan(env []string, args ...string) (*scanReport, int) {
+	c.t.Helper()
+	out, errOut, code := c.fargatekit(env, append([]string{"scan", "-o", "json"}, args...)...)
+	var r scanReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		c.t.Fatalf("fargatekit scan %s (exit %d): %v\n%s\n%s", strings.Join(args, " "), code, err, out, errOut)
+	}
+	return &r, code
+}
+
+// find returns the messages of the findings of a rule about kind/ns/name.
+func (r *scanReport) find(rule, kind, ns, name string) []string {
+	var out []string
+	for _, f := range r.Findings {
+		if f.Rule == rule && f.Object.Kind == kind && f.Object.Namespace == ns && f.Object.Name == name {
+			out = append(out, f.Message)
+		}
+	}
+	return out
+}
+
+func (r *scanReport) fix(rule, kind, ns, name string) string {
+	for _, f := range r.Findings {
+		if f.Rule == rule && f.Object.Kind == kind && f.Object.Namespace == ns && f.Object.Name == name {
+			return f.Details["fix"]
+		}
+	}
+	return ""
+}
+
+func (r *scanReport) rules() []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, f.Rule+" "+f.Object.Kind+"/"+f.Object.Namespace+"/"+f.Object.Name)
+	}
+	return out
+}
+
+// TestIntegrationScanIncident: the incident of examples/incident happened;
+// scan exits 1 with the drift of every workload; fix drift --apply brings
+// them back to Fargate; scan finds no drift any more.
+func TestIntegrationScanIncident(t *testing.T) {
+	c := start(t, "incident")
+	c.deployIncident()
+	env := c.env()
+	if r, _ := c.scan(env); len(r.find("LV001", "Deployment", "orders", "orders")) > 0 {
+		t.Fatalf("drift before the incident: %v", r.rules())
+	}
+	for _, ns := range incidentNamespaces {
+		c.deleteProfile(ns)
+	}
+	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
+		t.Fatal(err)
+	}
+	c.waitActive("apps")
+	for _, ns := range incidentNamespaces {
+		eventually(t, time.Minute, ns+" on EC2", func() error { return c.all(ns, ns, 2, "ec2") })
+	}
+
+	r, code := c.scan(env)
+	if code != 1 {
+		t.Errorf("scan exit %d after the incident, want 1", code)
+	}
+	if r.Cluster.Name != "shop" || r.Cluster.Version != "1.35" || r.Cluster.Nodes.EC2 != 2 || len(r.Cluster.Profiles) != 1 ||
+		r.Cluster.Profiles[0].Name != "apps" || r.Cluster.Profiles[0].Status != "ACTIVE" {
+		t.Errorf("cluster %+v", r.Cluster)
+	}
+	for _, ns := range incidentNamespaces {
+		msgs := r.find("LV001", "Deployment", ns, ns)
+		if len(msgs) != 1 || !strings.Contains(msgs[0], `2 of 2 pods run off Fargate (2 on EC2 nodes) although Fargate profile "apps"`) {
+			t.Errorf("drift of %s: %q (findings %v)", ns, msgs, r.rules())
+		}
+		if fix := r.fix("LV001", "Deployment", ns, ns); fix != fmt.Sprintf("kubectl rollout restart -n %s deployment/%s && kubectl rollout status -n %s deployment/%s", ns, ns, ns, ns) {
+			t.Errorf("fix of %s: %q", ns, fix)
+		}
+	}
+
+	out, errOut, code := c.fargatekit(env, "fix", "drift")
+	if code != 0 || strings.Count(out, "kubectl rollout restart") != 4 {
+		t.Errorf("fix drift (exit %d) printed:\n%s%s", code, out, errOut)
+	}
+	for _, ns := range incidentNamespaces {
+		if err := c.all(ns, ns, 2, "ec2"); err != nil {
+			t.Errorf("fix drift without --apply changed something: %v", err)
+		}
+	}
+	out, errOut, code = c.fargatekit(env, "fix", "drift", "--apply", "--timeout", "2m")
+	if code != 0 || !strings.Contains(out, "Repaired 4 workloads") || strings.Count(errOut, "on Fargate\n") != 4 {
+		t.Fatalf("fix drift --apply (exit %d):\n%s%s", code, out, errOut)
+	}
+	for _, ns := range incidentNamespaces {
+		if err := c.all(ns, ns, 2, "fargate:apps"); err != nil {
+			t.Errorf("after fix drift --apply: %v", err)
+		}
+	}
+	r, code = c.scan(env)
+	for _, f := range r.Findings {
+		if f.Rule == "LV001" || f.Severity == "blocker" {
+			t.Errorf("after the fix: %s %s/%s: %s", f.Rule, f.Object.Namespace, f.Object.Name, f.Message)
+		}
+	}
+	if code != 0 {
+		t.Errorf("scan exit %d after the fix, want 0", code)
+	}
+}
+
+// TestIntegrationScanCluster: on one cluster, what scan finds that needs no
+// incident: a node group a minor behind, a pod held Terminating by a
+// finalizer (repaired by the command scan prints), the AZs of a seeded
+// placement, Helm releases with removed and deprecated APIs, a removed API
+// in a last-applied-configuration; and without the EKS API, everything that
+// needs no profiles.
+func TestIntegrationScanCluster(t *testing.T) {
+	c := start(t, "scan")
+	env := c.env()
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web", 6, nil))
+	eventually(t, time.Minute, "web on Fargate", func() error { return c.all("apps", "web", 6, "fargate:apps") })
+
+	held := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "apps", Finalizers: []string{"example.com/hold"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "public.ecr.aws/example/held:1"}}},
+	}
+	if _, err := c.kube.CoreV1().Pods("apps").Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.kube.CoreV1().Pods("apps").Delete(ctx, "held", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A Deployment applied long ago as extensions/v1beta1: its last-applied-configuration says so.
+	lastApplied := `{"apiVersion":"extensions/v1beta1","kind":"Deployment","metadata":{"name":"web","namespace":"apps"}}`
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"kubectl.kubernetes.io/last-applied-configuration": lastApplied}}})
+	if _, err := c.kube.AppsV1().Deployments("apps").Patch(ctx, "web", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	helmInstall(t, filepath.Join(c.state, "kubeconfig"))
+
+	if r, _ := c.scan(env); len(r.find("LV007", "Pod", "apps", "held")) > 0 {
+		t.Errorf("the held pod is stuck under the default --stuck-after of 10m: %v", r.rules())
+	}
+	r, code := c.scan(env, "--stuck-after", "1ms")
+	if code != 1 {
+		t.Errorf("scan exit %d, want 1 (removed APIs are blockers)", code)
+	}
+	if msgs := r.find("LV006", "Nodegroup", "", "old"); len(msgs) != 1 || !strings.Contains(msgs[0], "1 node with kubelet 1.34, behind the control plane (1.35)") ||
+		r.fix("LV006", "Nodegroup", "", "old") != "aws eks update-nodegroup-version --cluster-name shop --nodegroup-name old" {
+		t.Errorf("node group behind: %q (findings %v)", msgs, r.rules())
+	}
+	// The AZs of the seeded placement, as the cluster has them, and scan's count of them.
+	perAZ := c.podsPerAZ("apps", "web")
+	if !maps2Equal(perAZ, r.Cluster.PodsPerAZ) {
+		t.Errorf("scan counts Fargate pods per AZ %v, the cluster has %v", r.Cluster.PodsPerAZ, perAZ)
+	}
+	skewed := spread(perAZ) > 1
+	if got := len(r.find("LV005", "Deployment", "apps", "web")) == 1; got != skewed {
+		t.Errorf("pods per AZ %v: az-skew reported %v, want %v", perAZ, got, skewed)
+	}
+	if !skewed {
+		t.Errorf("seed 7 spreads the 6 replicas %v evenly: the scenario must pile them for az-skew to fire; choose another seed", perAZ)
+	}
+	if msgs := r.find("DEP001", "Deployment", "apps", "web"); len(msgs) != 1 || !strings.HasPrefix(msgs[0], "its last-applied-configuration uses extensions/v1beta1 Deployment was removed in Kubernetes 1.16") {
+		t.Errorf("last-applied removed API: %q", msgs)
+	}
+	var helmFindings []string
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.File, "helm release") {
+			helmFindings = append(helmFindings, f.Rule+" "+f.File+" "+f.Object.Kind+"/"+f.Object.Name)
+		}
+	}
+	slices.Sort(helmFindings)
+	want := []string{"DEP001 helm release apps/old-pdb PodDisruptionBudget/web", "DEP002 helm release apps/legacy Endpoints/legacy"}
+	if !slices.Equal(helmFindings, want) {
+		t.Errorf("Helm release findings %q, want %q", helmFindings, want)
+	}
+
+	msgs := r.find("LV007", "Pod", "apps", "held")
+	fix := r.fix("LV007", "Pod", "apps", "held")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "held by finalizers example.com/hold") || !strings.HasPrefix(fix, "kubectl patch pod -n apps held") {
+		t.Fatalf("stuck pod: %q, fix %q (findings %v)", msgs, fix, r.rules())
+	}
+	sh := exec.Command("sh", "-c", fix)
+	sh.Env = env
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", fix, err, out)
+	}
+	eventually(t, 30*time.Second, "the held pod gone", func() error {
+		_, err := c.kube.CoreV1().Pods("apps").Get(ctx, "held", metav1.GetOptions{})
+		if err == nil {
+			return errors.New("still there")
+		}
+		return nil
+	})
+
+	// Without the EKS API: one line says why; what needs no profiles is still reported.
+	noEKS := append(slices.Clone(env), "AWS_ENDPOINT_URL_EKS=http://127.0.0.1:1", "AWS_MAX_ATTEMPTS=1")
+	r, _ = c.scan(noEKS)
+	if !strings.HasPrefix(r.Cluster.ProfilesError, `cannot reach the EKS API for eks:DescribeCluster on cluster "shop" in us-east-1: dial tcp 127.0.0.1:1`) ||
+		len(r.Cluster.Profiles) != 0 {
+		t.Errorf("profiles error %q, profiles %v", r.Cluster.ProfilesError, r.Cluster.Profiles)
+	}
+	if len(r.find("LV006", "Nodegroup", "", "old")) != 1 || len(r.find("FG032", "Deployment", "apps", "web")) != 1 {
+		t.Errorf("without the EKS API: findings %v", r.rules())
+	}
+	out, errOut, _ := c.fargatekit(noEKS, "scan")
+	if !strings.Contains(out, "Fargate profiles: not read (") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("without the EKS API, text output:\n%s\nstandard error:\n%s", out, errOut)
+	}
+}
+
+// podsPerAZ counts a workload's running pods per AZ of their nodes.
+func (c *cluster) podsPerAZ(ns, app string) map[string]int {
+	c.t.Helper()
+	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		n, err := c.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out[n.Labels[corev1.LabelTopologyZone]]++
+	}
+	return out
+}
+
+func spread(m map[string]int) int {
+	lo, hi := -1, 0
+	for _, az := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+		n := m[az]
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	return hi - lo
+}
+
+func maps2Equal(a, b map[string]int) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// helmInstall installs, with the Helm SDK, a chart whose Endpoints the next
+// Kubernetes version deprecates, and records (as a `helm install` on an older
+// cluster did) a release whose PodDisruptionBudget is policy/v1beta1.
+func helmInstall(t *testing.T, kubeconfig string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: legacy\nversion: 0.1.0\n",
+		"templates/endpoints.yaml": "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: legacy\nsubsets:\n" +
+			"  - addresses: [{ip: 10.0.0.10}]\n    ports: [{port: 80}]\n",
+	}
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, err := loader.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &kubeconfig
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, "apps", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	install := action.NewInstall(cfg)
+	install.ReleaseName, install.Namespace, install.WaitStrategy = "legacy", "apps", kube.HookOnlyStrategy
+	if _, err := install.RunWithContext(ctx, ch, nil); err != nil {
+		t.Fatalf("helm install legacy: %v", err)
+	}
+	client, err := cfg.KubernetesClientSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &rspb.Release{Name: "old-pdb", Namespace: "apps", Version: 1, Info: &rspb.Info{Status: common.StatusDeployed},
+		Manifest: "---\n# Source: old/templates/pdb.yaml\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\nspec:\n  minAvailable: 1\n"}
+	if err := driver.NewSecrets(client.CoreV1().Secrets("apps")).Create("sh.helm.release.v1.old-pdb.v1", old); err != nil {
+		t.Fatalf("recording the old release: %v", err)
+	}
+}
