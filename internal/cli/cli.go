@@ -44,11 +44,15 @@ func NewCommand(s streams.Streams) *cobra.Command {
 		Use:   "fargatekit",
 		Short: "Find what breaks, moves or costs money on Amazon EKS with AWS Fargate",
 		Long: "fargatekit knows the hidden rules of EKS on Fargate: which pods Fargate profiles place there, what\n" +
-			"fargate-scheduler refuses, how it sizes and bills a pod, and what an upgrade removes.",
+			"fargate-scheduler refuses, how it sizes and bills a pod, and what an upgrade removes; in manifests\n" +
+			"(check, plan) and in running clusters (scan, fix).",
 		Example: "  # Check manifests against Fargate profiles from an eksctl config\n" +
 			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
 			"  # What a Terraform change of Fargate profiles does to the pods\n" +
 			"  fargatekit plan --terraform plan.json deploy/\n\n" +
+			"  # A running cluster: pods left off Fargate, refused, piled into one AZ; then repair the drift\n" +
+			"  fargatekit scan\n" +
+			"  fargatekit fix drift --apply\n\n" +
 			"  # EKS on Fargate locally (build the control plane once: make controlplane)\n" +
 			"  fargatekit emulator up\n\n" +
 			"  # List the rules\n" +

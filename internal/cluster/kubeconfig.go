@@ -54,6 +54,10 @@ func LoadKube(t Target) (*Kube, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig %s: %w", kubeconfigFiles(rules), err)
 	}
+	if len(raw.Contexts) == 0 {
+		return nil, fmt.Errorf("no kubeconfig with a context at %s: give --kubeconfig or set KUBECONFIG "+
+			"(for the emulator: eval \"$(fargatekit emulator env)\")", kubeconfigFiles(rules))
+	}
 	name := t.Context
 	if name == "" {
 		name = raw.CurrentContext

@@ -20,7 +20,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "rules",
-		Short: "List the rules of check and the findings of plan",
+		Short: "List the rules of check and the findings of plan and scan",
 		Example: "  fargatekit rules\n" +
 			"  fargatekit rules -o json | jq '.[] | select(.severity == \"blocker\") | .id'\n" +
 			"  fargatekit rules -o markdown > docs/rules.md",
@@ -95,10 +95,12 @@ func writeMarkdown(w io.Writer, list []*rules.Rule) error {
 		}
 	}
 	isPlan := func(r *rules.Rule) bool { return strings.HasPrefix(r.ID, "PL") }
+	isLive := func(r *rules.Rule) bool { return strings.HasPrefix(r.ID, "LV") }
 	for _, c := range rules.Categories {
-		section("Category: "+string(c), func(r *rules.Rule) bool { return r.Category == c && !isPlan(r) })
+		section("Category: "+string(c), func(r *rules.Rule) bool { return r.Category == c && !isPlan(r) && !isLive(r) })
 	}
 	section("Findings of fargatekit plan (see plan.md)", isPlan)
+	section("Findings of fargatekit scan about what runs (see scan.md)", isLive)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
