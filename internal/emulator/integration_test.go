@@ -919,6 +919,16 @@ func TestIntegrationDocuments(t *testing.T) {
 			for _, f := range failed {
 				t.Errorf("%s", f)
 			}
+			// The output a document shows after a block of the walkthrough is
+			// in what the walkthrough printed, line after line ("..." elides).
+			for _, b := range byDoc[doc] {
+				if b.Kind != doccheck.Emulator || b.Output == "" {
+					continue
+				}
+				if missing, ok := doccheck.ShowsOutput("...\n"+b.Output, out); !ok {
+					t.Errorf("%s: the output shown is not what ran; first line missing:\n%s", b, missing)
+				}
+			}
 			if t.Failed() {
 				t.Logf("output:\n%s", out)
 			}

@@ -395,8 +395,12 @@ func (v *view) nodeKubelets() []rules.Finding {
 		if ref.Kind == "Nodegroup" {
 			fix = fmt.Sprintf("aws eks update-nodegroup-version --cluster-name %s --nodegroup-name %s", cmp.Or(v.Cluster.Name, "<cluster>"), ref.Name)
 		}
-		out = append(out, finding(KubeletSkew, ref, fix, "%s with kubelet %s, behind the control plane (%s): update them before the next upgrade",
-			plural(g.nodes, "node"), g.oldest, v.Cluster.Version))
+		them := "them"
+		if g.nodes == 1 {
+			them = "it"
+		}
+		out = append(out, finding(KubeletSkew, ref, fix, "%s with kubelet %s, behind the control plane (%s): update %s before the next upgrade",
+			plural(g.nodes, "node"), g.oldest, v.Cluster.Version, them))
 	}
 	return out
 }
