@@ -113,7 +113,7 @@ func (e *EKS) explain(action string, err error) error {
 	var op *net.OpError
 	switch {
 	case errors.As(err, &op):
-		return fmt.Errorf("cannot reach the EKS API for %s on cluster %q in %s: %v", action, e.Cluster, e.Region, op)
+		return fmt.Errorf("cannot reach the EKS API for %s on cluster %q in %s: %w", action, e.Cluster, e.Region, op)
 	case errors.As(err, &nf):
 		return fmt.Errorf("the EKS API in %s knows no cluster named %q (%s)", e.Region, e.Cluster, action)
 	case strings.Contains(err.Error(), "failed to retrieve credentials") || strings.Contains(err.Error(), "no EC2 IMDS role found"):

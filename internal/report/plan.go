@@ -73,7 +73,7 @@ func (p *Plan) toJSON() *jsonPlan {
 			MatchedAfter: w.Matched, RestartNeeded: w.RestartNeeded,
 		}
 		if w.RestartNeeded {
-			jw.RestartCommand = live.RestartCommand(w.Workload.NamespacedRef(), w.Workload.Labels)
+			jw.RestartCommand = live.RestartCommand(w.NamespacedRef(), w.Labels)
 		}
 		out.Workloads = append(out.Workloads, jw)
 	}

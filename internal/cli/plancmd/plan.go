@@ -315,7 +315,7 @@ func sequence(ch *change, r plan.Result) []string {
 	if len(safe.Move) > 0 {
 		add("# Move the pods to the new profiles now, at the pace of their rollout (phase 2 would stop them all at once, ignoring PodDisruptionBudgets)")
 		for _, w := range safe.Move {
-			add(live.RestartCommand(w.Workload.NamespacedRef(), w.Workload.Labels))
+			add(live.RestartCommand(w.NamespacedRef(), w.Labels))
 		}
 	}
 	switch {
@@ -344,7 +344,7 @@ func sequence(ch *change, r plan.Result) []string {
 			fmt.Sprintf("# %s sorts before %s, so it takes the restarted pods; then the temporary profile goes", b.New.After.Name, b.BridgeName()))
 		for _, w := range r.Workloads {
 			if w.Before.Where == plan.OnFargate && w.Before.Profile == b.Old.Name {
-				add(live.RestartCommand(w.Workload.NamespacedRef(), w.Workload.Labels))
+				add(live.RestartCommand(w.NamespacedRef(), w.Labels))
 			}
 		}
 		add(fmt.Sprintf("aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()),
@@ -353,7 +353,7 @@ func sequence(ch *change, r plan.Result) []string {
 	if len(safe.Restart) > 0 {
 		add("# If the change already ran as planned: recreate the pods left off Fargate, so that EKS places them again")
 		for _, w := range safe.Restart {
-			add(live.RestartCommand(w.Workload.NamespacedRef(), w.Workload.Labels))
+			add(live.RestartCommand(w.NamespacedRef(), w.Labels))
 		}
 	}
 	return out
