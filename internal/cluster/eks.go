@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,26 +25,28 @@ type EKS struct {
 }
 
 // NewEKS returns a client of the EKS API with the SDK's default credential
-// chain. The region is t.Region, else the SDK's (AWS_REGION, the profile's),
-// else the kubeconfig's; the cluster t.ClusterName, else the kubeconfig's.
+// chain. The cluster is t.ClusterName, else the kubeconfig's; the region
+// t.Region, else the kubeconfig's (where the cluster is), else the SDK's
+// (AWS_REGION, the profile's); the AWS profile the kubeconfig's token
+// command's, else the SDK's.
 func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
-	name := t.ClusterName
-	if name == "" && kube != nil {
-		name = kube.ClusterName
+	name, region := t.ClusterName, t.Region
+	var opts []func(*config.LoadOptions) error
+	if kube != nil {
+		name, region = cmp.Or(name, kube.ClusterName), cmp.Or(region, kube.Region)
+		if kube.AWSProfile != "" {
+			opts = append(opts, config.WithSharedConfigProfile(kube.AWSProfile))
+		}
 	}
 	if name == "" {
 		return nil, ErrNoClusterName
 	}
-	var opts []func(*config.LoadOptions) error
-	if t.Region != "" {
-		opts = append(opts, config.WithRegion(t.Region))
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
-	}
-	if cfg.Region == "" && kube != nil {
-		cfg.Region = kube.Region
 	}
 	if cfg.Region == "" {
 		return nil, errors.New("no AWS region: give --region or set AWS_REGION")
@@ -56,8 +59,8 @@ func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
 	return &EKS{Client: client, Cluster: name, Region: cfg.Region}, nil
 }
 
-// Describe returns the cluster's Kubernetes version and VPC.
-func (e *EKS) Describe(ctx context.Context) (version, vpcID string, err error) {
+// Describe returns the cluster's API server endpoint and VPC.
+func (e *EKS) Describe(ctx context.Context) (endpoint, vpcID string, err error) {
 	out, err := e.Client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(e.Cluster)})
 	if err != nil {
 		return "", "", e.explain("eks:DescribeCluster", err)
@@ -66,7 +69,17 @@ func (e *EKS) Describe(ctx context.Context) (version, vpcID string, err error) {
 	if c.ResourcesVpcConfig != nil {
 		vpcID = aws.ToString(c.ResourcesVpcConfig.VpcId)
 	}
-	return aws.ToString(c.Version), vpcID, nil
+	return aws.ToString(c.Endpoint), vpcID, nil
+}
+
+// SameEndpoint reports whether two API server URLs name the same server:
+// the EKS API's endpoint of a cluster and a kubeconfig's server.
+func SameEndpoint(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "/")
+		return strings.TrimSuffix(s, ":443")
+	}
+	return norm(a) == norm(b)
 }
 
 // Profiles returns the cluster's Fargate profiles with their status, in
@@ -112,12 +125,14 @@ func (e *EKS) explain(action string, err error) error {
 	var api smithy.APIError
 	var op *net.OpError
 	switch {
+	// Credentials first: without any, the SDK's last try is the instance
+	// metadata service, whose dial error is not the EKS API's.
+	case strings.Contains(err.Error(), "failed to retrieve credentials") || strings.Contains(err.Error(), "no EC2 IMDS role found"):
+		return fmt.Errorf("no AWS credentials for %s: configure them as for the AWS CLI (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...)", action)
 	case errors.As(err, &op):
 		return fmt.Errorf("cannot reach the EKS API for %s on cluster %q in %s: %w", action, e.Cluster, e.Region, op)
 	case errors.As(err, &nf):
 		return fmt.Errorf("the EKS API in %s knows no cluster named %q (%s)", e.Region, e.Cluster, action)
-	case strings.Contains(err.Error(), "failed to retrieve credentials") || strings.Contains(err.Error(), "no EC2 IMDS role found"):
-		return fmt.Errorf("no AWS credentials for %s: configure them as for the AWS CLI (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...)", action)
 	case errors.As(err, &api) && (api.ErrorCode() == "AccessDeniedException" || api.ErrorCode() == "UnauthorizedOperation"):
 		return fmt.Errorf("not allowed to call %s on cluster %q: %s", action, e.Cluster, api.ErrorMessage())
 	}

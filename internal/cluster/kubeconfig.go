@@ -34,9 +34,10 @@ type Kube struct {
 	Config *rest.Config
 	// Context is the name of the context used.
 	Context string
-	// ClusterName and Region are what the kubeconfig says of the EKS cluster,
-	// empty when it says nothing.
-	ClusterName, Region string
+	// ClusterName, Region and AWSProfile are what the kubeconfig says of the
+	// EKS cluster and of the AWS identity its token command uses, empty when
+	// it says nothing.
+	ClusterName, Region, AWSProfile string
 }
 
 // LoadKube reads the kubeconfig as kubectl does. The error names the file
@@ -79,7 +80,7 @@ func LoadKube(t Target) (*Kube, error) {
 	// client-go's default of 5 requests per second.
 	cfg.QPS, cfg.Burst = 50, 100
 	k := &Kube{Config: cfg, Context: name}
-	k.ClusterName, k.Region = EKSCluster(&raw, name)
+	k.ClusterName, k.Region, k.AWSProfile = EKSCluster(&raw, name)
 	return k, nil
 }
 
@@ -94,14 +95,16 @@ func kubeconfigFiles(rules *clientcmd.ClientConfigLoadingRules) string {
 // context: the --cluster-name (and --region) arguments of an
 // `aws eks get-token` exec entry, the -i argument of aws-iam-authenticator,
 // or the cluster ARN that `aws eks update-kubeconfig` (and the emulator)
-// names the cluster and context by. Empty when none says.
-func EKSCluster(cfg *clientcmdapi.Config, context string) (name, region string) {
+// names the cluster and context by; and the AWS profile the token command
+// runs with (--profile, or AWS_PROFILE in its environment). Empty when none
+// says.
+func EKSCluster(cfg *clientcmdapi.Config, context string) (name, region, profile string) {
 	ctx := cfg.Contexts[context]
 	if ctx == nil {
-		return "", ""
+		return "", "", ""
 	}
 	if user := cfg.AuthInfos[ctx.AuthInfo]; user != nil && user.Exec != nil {
-		name, region = execArgs(user.Exec)
+		name, region, profile = execArgs(user.Exec)
 	}
 	for _, s := range []string{ctx.Cluster, context} {
 		if a, err := arn.Parse(s); err == nil && a.Service == "eks" && strings.HasPrefix(a.Resource, "cluster/") {
@@ -113,13 +116,14 @@ func EKSCluster(cfg *clientcmdapi.Config, context string) (name, region string) 
 			}
 		}
 	}
-	return name, region
+	return name, region, profile
 }
 
-// execArgs reads the cluster name and region from the arguments of a token
-// command: aws eks get-token --cluster-name N [--region R], or
-// aws-iam-authenticator token -i N.
-func execArgs(e *clientcmdapi.ExecConfig) (name, region string) {
+// execArgs reads the cluster name, region and AWS profile of a token
+// command: aws eks get-token --cluster-name N [--region R] [--profile P],
+// or aws-iam-authenticator token -i N; AWS_REGION, AWS_DEFAULT_REGION and
+// AWS_PROFILE in its environment.
+func execArgs(e *clientcmdapi.ExecConfig) (name, region, profile string) {
 	args := e.Args
 	for i := 0; i < len(args); i++ {
 		key, value, inline := strings.Cut(args[i], "=")
@@ -134,6 +138,8 @@ func execArgs(e *clientcmdapi.ExecConfig) (name, region string) {
 			name = value
 		case "--region":
 			region = value
+		case "--profile":
+			profile = value
 		default:
 			continue
 		}
@@ -142,11 +148,14 @@ func execArgs(e *clientcmdapi.ExecConfig) (name, region string) {
 		}
 	}
 	for _, env := range e.Env {
-		if region == "" && (env.Name == "AWS_REGION" || env.Name == "AWS_DEFAULT_REGION") {
+		switch {
+		case region == "" && (env.Name == "AWS_REGION" || env.Name == "AWS_DEFAULT_REGION"):
 			region = env.Value
+		case profile == "" && env.Name == "AWS_PROFILE":
+			profile = env.Value
 		}
 	}
-	return name, region
+	return name, region, profile
 }
 
 // ErrNoClusterName says that no cluster name was given or found.

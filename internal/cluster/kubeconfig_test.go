@@ -38,14 +38,45 @@ func TestEKSCluster(t *testing.T) {
 			cfg.Clusters[tc.cluster] = &clientcmdapi.Cluster{Server: "https://example"}
 			cfg.AuthInfos["u"] = tc.user
 			cfg.Contexts["ctx"] = &clientcmdapi.Context{Cluster: tc.cluster, AuthInfo: "u"}
-			name, region := EKSCluster(cfg, "ctx")
+			name, region, _ := EKSCluster(cfg, "ctx")
 			if name != tc.wantName || region != tc.wantRegn {
 				t.Errorf("EKSCluster = %q, %q; want %q, %q", name, region, tc.wantName, tc.wantRegn)
 			}
 		})
 	}
-	if name, region := EKSCluster(clientcmdapi.NewConfig(), "missing"); name != "" || region != "" {
+	if name, region, profile := EKSCluster(clientcmdapi.NewConfig(), "missing"); name != "" || region != "" || profile != "" {
 		t.Errorf("a missing context gave %q, %q", name, region)
+	}
+}
+
+func TestEKSClusterProfile(t *testing.T) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Exec: &clientcmdapi.ExecConfig{
+		Args: []string{"eks", "get-token", "--cluster-name", "shop"}, Env: []clientcmdapi.ExecEnvVar{{Name: "AWS_PROFILE", Value: "prod-admin"}}}}
+	cfg.Contexts["ctx"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	if _, _, profile := EKSCluster(cfg, "ctx"); profile != "prod-admin" {
+		t.Errorf("profile %q, want prod-admin from the exec environment", profile)
+	}
+	cfg.AuthInfos["u"].Exec.Args = append(cfg.AuthInfos["u"].Exec.Args, "--profile", "other")
+	if _, _, profile := EKSCluster(cfg, "ctx"); profile != "other" {
+		t.Errorf("profile %q, want other from --profile", profile)
+	}
+}
+
+func TestSameEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"https://ABC.gr7.us-east-1.eks.amazonaws.com", "https://abc.gr7.us-east-1.eks.amazonaws.com/", true},
+		{"https://abc.eks.amazonaws.com:443", "https://abc.eks.amazonaws.com", true},
+		{"https://127.0.0.1:6443", "https://127.0.0.1:6443", true},
+		{"https://abc.eks.amazonaws.com", "https://def.eks.amazonaws.com", false},
+		{"https://127.0.0.1:6443", "https://127.0.0.1:6444", false},
+	} {
+		if got := SameEndpoint(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameEndpoint(%q, %q) = %v", tc.a, tc.b, got)
+		}
 	}
 }
 

@@ -58,123 +58,152 @@ var RolloutResource = schema.GroupVersionResource{Group: "argoproj.io", Version:
 
 // ReadKube lists everything scan needs, every kind at once and each in pages
 // (no request per object). A kind that cannot be listed becomes an error,
-// and the rest is still read.
+// none of its items is kept, and it is named in Snapshot.Unread; the rest is
+// still read. The result does not depend on which list ends first.
 func ReadKube(ctx context.Context, client kubernetes.Interface, dyn dynamic.Interface, o ReadOptions) *Read {
-	r := &Read{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	fail := func(err error) {
-		mu.Lock()
-		r.Errors = append(r.Errors, err)
-		mu.Unlock()
-	}
-	// Each list collects into its own slice; they are joined in a fixed order below.
-	type listing struct {
-		what  string
-		list  listFunc
-		each  func(runtime.Object)
-		owner []*object.Object
-		other []*object.Object
-		decl  []Declared
-	}
 	core, apps, batch, netv1, policy := client.CoreV1(), client.AppsV1(), client.BatchV1(), client.NetworkingV1(), client.PolicyV1()
-	var nodes []corev1.Node
-	var pods []corev1.Pod
-	var events []corev1.Event
-	var releases []Declared
+	r := &Read{}
+	snap := &r.Snapshot
+	owner := func(apiVersion, kind string) func(runtime.Object) error {
+		return func(o runtime.Object) error {
+			obj := object.FromTyped(o, apiVersion, kind, object.Source{})
+			snap.Owners = append(snap.Owners, obj)
+			r.declare(obj)
+			return nil
+		}
+	}
+	other := func(apiVersion, kind string) func(runtime.Object) error {
+		return func(o runtime.Object) error {
+			obj := object.FromTyped(o, apiVersion, kind, object.Source{})
+			r.Objects = append(r.Objects, obj)
+			r.declare(obj)
+			return nil
+		}
+	}
 	listings := []*listing{
 		{what: "nodes", list: func(opts metav1.ListOptions) (runtime.Object, error) { return core.Nodes().List(ctx, opts) },
-			each: func(o runtime.Object) { nodes = append(nodes, *o.(*corev1.Node)) }},
+			add: func(o runtime.Object) error { snap.Nodes = append(snap.Nodes, *o.(*corev1.Node)); return nil }},
 		{what: "pods", list: func(opts metav1.ListOptions) (runtime.Object, error) { return core.Pods("").List(ctx, opts) },
-			each: func(o runtime.Object) { pods = append(pods, *o.(*corev1.Pod)) }},
+			add: func(o runtime.Object) error { snap.Pods = append(snap.Pods, *o.(*corev1.Pod)); return nil }},
 		{what: "events", list: func(opts metav1.ListOptions) (runtime.Object, error) {
 			opts.FieldSelector = "type=Warning,involvedObject.kind=Pod"
 			return core.Events("").List(ctx, opts)
-		}, each: func(o runtime.Object) { events = append(events, *o.(*corev1.Event)) }},
+		}, add: func(o runtime.Object) error { snap.Events = append(snap.Events, *o.(*corev1.Event)); return nil }},
+		{what: "deployments", add: owner("apps/v1", "Deployment"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return apps.Deployments("").List(ctx, opts) }},
+		{what: "replicasets", add: owner("apps/v1", "ReplicaSet"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return apps.ReplicaSets("").List(ctx, opts) }},
+		{what: "statefulsets", add: owner("apps/v1", "StatefulSet"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return apps.StatefulSets("").List(ctx, opts) }},
+		{what: "daemonsets", add: owner("apps/v1", "DaemonSet"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return apps.DaemonSets("").List(ctx, opts) }},
+		{what: "jobs", add: owner("batch/v1", "Job"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return batch.Jobs("").List(ctx, opts) }},
+		{what: "cronjobs", add: owner("batch/v1", "CronJob"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return batch.CronJobs("").List(ctx, opts) }},
+		{what: "services", add: other("v1", "Service"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return core.Services("").List(ctx, opts) }},
+		{what: "persistentvolumeclaims", add: other("v1", "PersistentVolumeClaim"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return core.PersistentVolumeClaims("").List(ctx, opts)
+			}},
+		{what: "namespaces", add: other("v1", "Namespace"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return core.Namespaces().List(ctx, opts) }},
+		{what: "ingresses", add: other("networking.k8s.io/v1", "Ingress"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return netv1.Ingresses("").List(ctx, opts) }},
+		{what: "ingressclasses", add: other("networking.k8s.io/v1", "IngressClass"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) { return netv1.IngressClasses().List(ctx, opts) }},
+		{what: "networkpolicies", add: other("networking.k8s.io/v1", "NetworkPolicy"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return netv1.NetworkPolicies("").List(ctx, opts)
+			}},
+		{what: "poddisruptionbudgets", add: other("policy/v1", "PodDisruptionBudget"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return policy.PodDisruptionBudgets("").List(ctx, opts)
+			}},
+		{what: "configmaps in aws-observability", add: other("v1", "ConfigMap"),
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return core.ConfigMaps("aws-observability").List(ctx, opts)
+			}},
 	}
-	typed := func(what, apiVersion, kind string, owner bool, list listFunc) {
-		l := &listing{what: what, list: list}
-		l.each = func(o runtime.Object) {
-			obj := object.FromTyped(o, apiVersion, kind, object.Source{})
-			if owner {
-				l.owner = append(l.owner, obj)
-			} else {
-				l.other = append(l.other, obj)
-			}
-			if d, ok := lastApplied(obj); ok {
-				l.decl = append(l.decl, d)
-			}
-		}
-		listings = append(listings, l)
-	}
-	typed("deployments", "apps/v1", "Deployment", true, func(opts metav1.ListOptions) (runtime.Object, error) { return apps.Deployments("").List(ctx, opts) })
-	typed("replicasets", "apps/v1", "ReplicaSet", true, func(opts metav1.ListOptions) (runtime.Object, error) { return apps.ReplicaSets("").List(ctx, opts) })
-	typed("statefulsets", "apps/v1", "StatefulSet", true, func(opts metav1.ListOptions) (runtime.Object, error) { return apps.StatefulSets("").List(ctx, opts) })
-	typed("daemonsets", "apps/v1", "DaemonSet", true, func(opts metav1.ListOptions) (runtime.Object, error) { return apps.DaemonSets("").List(ctx, opts) })
-	typed("jobs", "batch/v1", "Job", true, func(opts metav1.ListOptions) (runtime.Object, error) { return batch.Jobs("").List(ctx, opts) })
-	typed("cronjobs", "batch/v1", "CronJob", true, func(opts metav1.ListOptions) (runtime.Object, error) { return batch.CronJobs("").List(ctx, opts) })
-	typed("services", "v1", "Service", false, func(opts metav1.ListOptions) (runtime.Object, error) { return core.Services("").List(ctx, opts) })
-	typed("persistentvolumeclaims", "v1", "PersistentVolumeClaim", false, func(opts metav1.ListOptions) (runtime.Object, error) {
-		return core.PersistentVolumeClaims("").List(ctx, opts)
-	})
-	typed("namespaces", "v1", "Namespace", false, func(opts metav1.ListOptions) (runtime.Object, error) { return core.Namespaces().List(ctx, opts) })
-	typed("ingresses", "networking.k8s.io/v1", "Ingress", false, func(opts metav1.ListOptions) (runtime.Object, error) { return netv1.Ingresses("").List(ctx, opts) })
-	typed("ingressclasses", "networking.k8s.io/v1", "IngressClass", false, func(opts metav1.ListOptions) (runtime.Object, error) {
-		return netv1.IngressClasses().List(ctx, opts)
-	})
-	typed("networkpolicies", "networking.k8s.io/v1", "NetworkPolicy", false, func(opts metav1.ListOptions) (runtime.Object, error) {
-		return netv1.NetworkPolicies("").List(ctx, opts)
-	})
-	typed("poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false, func(opts metav1.ListOptions) (runtime.Object, error) {
-		return policy.PodDisruptionBudgets("").List(ctx, opts)
-	})
-	typed("configmaps in aws-observability", "v1", "ConfigMap", false, func(opts metav1.ListOptions) (runtime.Object, error) {
-		return core.ConfigMaps("aws-observability").List(ctx, opts)
-	})
 	if o.Helm {
-		listings = append(listings, &listing{what: "Helm release Secrets (" + HelmSelector + ")", list: func(opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = HelmSelector
-			return core.Secrets("").List(ctx, opts)
-		}, each: func(o runtime.Object) {
-			decl, err := releaseObjects(o.(*corev1.Secret))
-			if err != nil {
-				fail(err)
-			}
-			releases = append(releases, decl...)
-		}})
+		listings = append(listings, &listing{what: "Helm release Secrets (" + HelmSelector + ")",
+			pageSize: 50, // a release Secret may hold up to 1 MiB
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				opts.LabelSelector = HelmSelector
+				return core.Secrets("").List(ctx, opts)
+			},
+			add: func(o runtime.Object) error {
+				decl, err := releaseObjects(o.(*corev1.Secret))
+				r.Declared = append(r.Declared, decl...)
+				return err
+			}})
 	}
 	if dyn != nil && served(client, RolloutResource) {
-		l := &listing{what: "rollouts.argoproj.io"}
-		l.list = func(opts metav1.ListOptions) (runtime.Object, error) {
-			return dyn.Resource(RolloutResource).List(ctx, opts)
-		}
-		l.each = func(o runtime.Object) {
-			obj, err := fromUnstructured(o.(*unstructured.Unstructured))
-			if err != nil {
-				fail(err)
-				return
-			}
-			l.owner = append(l.owner, obj)
-		}
-		listings = append(listings, l)
+		listings = append(listings, &listing{what: "rollouts.argoproj.io",
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return dyn.Resource(RolloutResource).List(ctx, opts)
+			},
+			add: func(o runtime.Object) error {
+				obj, err := fromUnstructured(o.(*unstructured.Unstructured))
+				if err == nil {
+					snap.Owners = append(snap.Owners, obj)
+				}
+				return err
+			}})
 	}
+	var wg sync.WaitGroup
 	for _, l := range listings {
-		wg.Go(func() {
-			p := pager.New(pager.SimplePageFunc(l.list))
-			if err := p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error { l.each(o); return nil }); err != nil {
-				fail(listError(l.what, err))
-			}
-		})
+		wg.Go(func() { l.read(ctx) })
 	}
 	wg.Wait()
-	r.Snapshot = live.Snapshot{Nodes: nodes, Pods: pods, Events: events, Now: time.Now()}
-	for _, l := range listings {
-		r.Snapshot.Owners = append(r.Snapshot.Owners, l.owner...)
-		r.Objects = append(r.Objects, l.other...)
-		r.Declared = append(r.Declared, l.decl...)
+	for _, l := range listings { // in a fixed order, whatever ended first
+		if l.err != nil {
+			r.Errors = append(r.Errors, listError(l.what, l.err))
+			snap.Unread = append(snap.Unread, l.what)
+			continue
+		}
+		for _, o := range l.items {
+			if err := l.add(o); err != nil {
+				r.Errors = append(r.Errors, err) // one object: the others of the kind still count
+			}
+		}
 	}
-	r.Declared = append(r.Declared, releases...)
+	snap.Now = time.Now()
 	return r
+}
+
+// listing is one kind to list.
+type listing struct {
+	what string
+	list listFunc
+	// pageSize is the page size; 0 is the pager's (500).
+	pageSize int64
+	// add takes one listed item into the Read.
+	add   func(runtime.Object) error
+	items []runtime.Object
+	err   error
+}
+
+func (l *listing) read(ctx context.Context) {
+	p := pager.New(pager.SimplePageFunc(l.list))
+	if l.pageSize > 0 {
+		p.PageSize = l.pageSize
+	}
+	l.err = p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+		l.items = append(l.items, o)
+		return nil
+	})
+	if l.err != nil {
+		l.items = nil
+	}
+}
+
+// declare records an object's last-applied-configuration.
+func (r *Read) declare(obj *object.Object) {
+	if d, ok := lastApplied(obj); ok {
+		r.Declared = append(r.Declared, d)
+	}
 }
 
 // served reports whether the API server serves a resource (a CRD's).

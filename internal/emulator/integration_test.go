@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 
 // cluster is a running emulator.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	kube    kubernetes.Interface
 	eks     *eks.Client
 	name    string
@@ -69,7 +69,7 @@ type cluster struct {
 	cfgPath string
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,7 +81,7 @@ func freePort(t *testing.T) int {
 
 // controlPlane returns the directory of the control plane binaries, and
 // skips the test without them (fails it when they are required).
-func controlPlane(t *testing.T) string {
+func controlPlane(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("FARGATEKIT_CONTROLPLANE")
 	if bin == "" {
@@ -98,7 +98,7 @@ func controlPlane(t *testing.T) string {
 // start runs `fargatekit emulator up` with the configuration of a scenario
 // of examples/emulator (and the extra emulator flags) and stops the emulator
 // when the test ends.
-func start(t *testing.T, scenario string, extra ...string) *cluster {
+func start(t testing.TB, scenario string, extra ...string) *cluster {
 	t.Helper()
 	bin := controlPlane(t)
 	dir := t.TempDir()
@@ -155,7 +155,7 @@ func (c *cluster) emulator(verb string) string {
 }
 
 // eventually polls check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var err error
@@ -330,23 +330,34 @@ func (c *cluster) deployIncident() {
 	}
 }
 
+// mergeDeletingFirst makes the incident's change as the Terraform apply did:
+// it deletes the four profiles, one at a time, then (after calling between,
+// when given) creates the merged one, and waits until the pods the deletions
+// stopped run on EC2 nodes.
+func (c *cluster) mergeDeletingFirst(between ...func()) {
+	c.t.Helper()
+	for _, ns := range incidentNamespaces {
+		c.deleteProfile(ns)
+	}
+	for _, f := range between {
+		f()
+	}
+	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
+		c.t.Fatal(err)
+	}
+	c.waitActive("apps")
+	for _, ns := range incidentNamespaces {
+		eventually(c.t, time.Minute, ns+" on EC2", func() error { return c.all(ns, ns, 2, "ec2") })
+	}
+}
+
 // TestIntegrationProfileMergeIncident replays the incident of
 // examples/incident: merging four per-namespace profiles into one by
 // deleting first moves the pods to EC2 nodes, where they stay until restarted.
 func TestIntegrationProfileMergeIncident(t *testing.T) {
 	c := start(t, "incident")
 	c.deployIncident()
-	// The apply as Terraform made it: delete the four, one at a time, then create the merged profile.
-	for _, ns := range incidentNamespaces {
-		c.deleteProfile(ns)
-	}
-	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
-		t.Fatal(err)
-	}
-	c.waitActive("apps")
-	for _, ns := range incidentNamespaces {
-		eventually(t, time.Minute, ns+" on EC2", func() error { return c.all(ns, ns, 2, "ec2") })
-	}
+	c.mergeDeletingFirst()
 	time.Sleep(3 * time.Second) // the new profile is ACTIVE, and still nothing moves
 	for _, ns := range incidentNamespaces {
 		if err := c.all(ns, ns, 2, "ec2"); err != nil {

@@ -200,6 +200,13 @@ func loopbackArgs() ([]string, error) {
 	args = append(args, extra("etcd", "initial-advertise-peer-urls", peerURL)...)
 	args = append(args, extra("etcd", "initial-cluster", "node0="+peerURL)...)
 	args = append(args, extra("kwok-controller", "server-address", fmt.Sprintf("127.0.0.1:%d", kwok))...)
+	// The controllers talk to the API server at 100 requests a second, not
+	// their default 20: a Deployment of thousands of replicas comes up in a
+	// minute, as on EKS. These come last: kwokctl 0.8 looks a component's
+	// later arguments up by the position of its first one, which is right
+	// only for the components whose first argument came before any repeat.
+	args = append(args, extra("kube-controller-manager", "kube-api-qps", "100")...)
+	args = append(args, extra("kube-controller-manager", "kube-api-burst", "200")...)
 	return args, nil
 }
 

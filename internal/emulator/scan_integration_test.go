@@ -129,16 +129,14 @@ func TestIntegrationScanIncident(t *testing.T) {
 	if r, _ := c.scan(env); len(r.find("LV001", "Deployment", "orders", "orders")) > 0 {
 		t.Fatalf("drift before the incident: %v", r.rules())
 	}
-	for _, ns := range incidentNamespaces {
-		c.deleteProfile(ns)
-	}
-	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
-		t.Fatal(err)
-	}
-	c.waitActive("apps")
-	for _, ns := range incidentNamespaces {
-		eventually(t, time.Minute, ns+" on EC2", func() error { return c.all(ns, ns, 2, "ec2") })
-	}
+	// A bare pod created while no profile matched lands on EC2 too.
+	c.mergeDeletingFirst(func() {
+		tool := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tool", Namespace: "orders"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "tool", Image: "public.ecr.aws/example/tool:1"}}}}
+		if _, err := c.kube.CoreV1().Pods("orders").Create(ctx, tool, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	r, code := c.scan(env)
 	if code != 1 {
@@ -158,8 +156,11 @@ func TestIntegrationScanIncident(t *testing.T) {
 		}
 	}
 
+	if msgs := r.find("LV001", "Pod", "orders", "tool"); len(msgs) != 1 {
+		t.Errorf("drift of the bare pod: %q (findings %v)", msgs, r.rules())
+	}
 	out, errOut, code := c.fargatekit(env, "fix", "drift")
-	if code != 0 || strings.Count(out, "kubectl rollout restart") != 4 {
+	if code != 0 || strings.Count(out, "kubectl rollout restart") != 4 || !strings.Contains(out, "# Pod orders/tool: delete it and create it again") {
 		t.Errorf("fix drift (exit %d) printed:\n%s%s", code, out, errOut)
 	}
 	for _, ns := range incidentNamespaces {
@@ -167,9 +168,15 @@ func TestIntegrationScanIncident(t *testing.T) {
 			t.Errorf("fix drift without --apply changed something: %v", err)
 		}
 	}
+	// The bare pod is left, and said to be: exit 1.
 	out, errOut, code = c.fargatekit(env, "fix", "drift", "--apply", "--timeout", "2m")
-	if code != 0 || !strings.Contains(out, "Repaired 4 workloads") || strings.Count(errOut, "on Fargate\n") != 4 {
+	if code != 1 || !strings.Contains(out, "Repaired 4 workloads") || strings.Count(errOut, "on Fargate\n") != 4 ||
+		!strings.Contains(out, "Not restarted, still off Fargate (do it by hand):\n  Pod/orders/tool: ") {
 		t.Fatalf("fix drift --apply (exit %d):\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = c.fargatekit(env, "fix", "drift", "--apply", "--delete-bare-pods")
+	if code != 0 || out != "Deleted 1 bare pod (nothing recreates them): Pod/orders/tool\n" {
+		t.Fatalf("fix drift --apply --delete-bare-pods (exit %d):\n%s%s", code, out, errOut)
 	}
 	for _, ns := range incidentNamespaces {
 		if err := c.all(ns, ns, 2, "fargate:apps"); err != nil {
@@ -277,7 +284,10 @@ func TestIntegrationScanCluster(t *testing.T) {
 
 	// Without the EKS API: one line says why; what needs no profiles is still reported.
 	noEKS := append(slices.Clone(env), "AWS_ENDPOINT_URL_EKS=http://127.0.0.1:1", "AWS_MAX_ATTEMPTS=1")
-	r, _ = c.scan(noEKS)
+	r, code = c.scan(noEKS)
+	if code != 1 { // the removed APIs: the findings decide, not the missing profiles
+		t.Errorf("scan without the EKS API: exit %d, want 1", code)
+	}
 	if !strings.HasPrefix(r.Cluster.ProfilesError, `cannot reach the EKS API for eks:DescribeCluster on cluster "shop" in us-east-1: dial tcp 127.0.0.1:1`) ||
 		len(r.Cluster.Profiles) != 0 {
 		t.Errorf("profiles error %q, profiles %v", r.Cluster.ProfilesError, r.Cluster.Profiles)
@@ -288,6 +298,21 @@ func TestIntegrationScanCluster(t *testing.T) {
 	out, errOut, _ := c.fargatekit(noEKS, "scan")
 	if !strings.Contains(out, "Fargate profiles: not read (") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("without the EKS API, text output:\n%s\nstandard error:\n%s", out, errOut)
+	}
+	if r, _ := c.scan(env, "--cluster-name", "nope"); r.Cluster.ProfilesError != `the EKS API in us-east-1 knows no cluster named "nope" (eks:DescribeCluster)` {
+		t.Errorf("an unknown cluster name: profiles error %q", r.Cluster.ProfilesError)
+	}
+
+	// A Helm release Secret that does not decode: one error naming it, exit 2, the rest reported.
+	bad := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.broken.v1", Namespace: "apps",
+		Labels: map[string]string{"owner": "helm", "status": "deployed", "name": "broken"}}, Data: map[string][]byte{"release": []byte("not base64!")}}
+	if _, err := c.kube.CoreV1().Secrets("apps").Create(ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, code = c.scan(env)
+	if code != 2 || len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Message, "decoding the Helm release in Secret apps/sh.helm.release.v1.broken.v1: ") ||
+		len(r.find("LV006", "Nodegroup", "", "old")) != 1 || len(r.find("DEP002", "Endpoints", "apps", "legacy")) != 1 {
+		t.Errorf("with a broken release: exit %d, errors %v, findings %v", code, r.Errors, r.rules())
 	}
 }
 

@@ -54,7 +54,8 @@ type WorkloadState struct {
 	BilledMonthlyUSD, RequestedMonthlyUSD float64
 }
 
-// Analyze finds the incidents of a running cluster.
+// Analyze finds the incidents of a running cluster. From a snapshot with
+// something Unread it reports where the pods run, and no findings.
 func Analyze(s *Snapshot, o Options) *Result {
 	v := newView(s)
 	res := &Result{PodsPerAZ: map[string]int{}, EC2Nodes: v.ec2Nodes, FargateNodes: len(s.Nodes) - v.ec2Nodes}
@@ -64,6 +65,9 @@ func Analyze(s *Snapshot, o Options) *Result {
 		res.Workloads = append(res.Workloads, st)
 		for az, n := range st.PodsPerAZ {
 			res.PodsPerAZ[az] += n
+		}
+		if len(s.Unread) > 0 {
+			continue
 		}
 		fs = append(fs, v.drift(w)...)
 		fs = append(fs, v.profileGone(w)...)
@@ -75,8 +79,10 @@ func Analyze(s *Snapshot, o Options) *Result {
 		fs = append(fs, v.stuck(w, o.StuckAfter)...)
 		fs = append(fs, v.billed(w, st)...)
 	}
-	fs = append(fs, v.nodeKubelets()...)
-	fs = append(fs, v.nullNodes()...)
+	if len(s.Unread) == 0 {
+		fs = append(fs, v.nodeKubelets()...)
+		fs = append(fs, v.nullNodes()...)
+	}
 	for i := range fs {
 		if fs[i].Severity == 0 {
 			fs[i].Severity = fs[i].Rule.Severity
@@ -176,14 +182,14 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 		status[p.Name], active[p.Name] = p.Status, p.Active()
 	}
 	gone := map[string]int{}
-	var sample *corev1.Pod
+	sample := map[string]*corev1.Pod{} // a pod of each gone profile
 	for _, p := range w.Pods {
 		name := p.Labels[fargate.ProfileLabel]
 		if !live(p) || !v.onFargate(p) || name == "" || active[name] {
 			continue
 		}
 		gone[name]++
-		sample = p
+		sample[name] = p
 	}
 	var out []rules.Finding
 	for _, name := range slices.Sorted(maps.Keys(gone)) {
@@ -191,12 +197,9 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 		if s := status[name]; s != "" {
 			state = "is " + s
 		}
-		tmpl := template(sample)
-		tmpl.Labels = maps.Clone(tmpl.Labels) // the snapshot's pod keeps its labels
-		delete(tmpl.Labels, fargate.ProfileLabel)
-		tmpl.Spec.SchedulerName = ""
 		next, fix := "recreated, they go to EC2 nodes or stay Pending: no ACTIVE profile matches them; create one first", ""
-		if pl := fargate.Place(v.active, sample.Namespace, tmpl); pl.Fargate {
+		p := sample[name]
+		if pl := fargate.Place(v.active, p.Namespace, template(asCreated(p))); pl.Fargate {
 			next, fix = fmt.Sprintf("restarted, they move to Fargate profile %q", pl.Profile), RestartCommand(w.Object.Ref, w.podLabels())
 		}
 		out = append(out, finding(ProfileGone, w.Object.Ref, fix, "%s on Fargate under profile %q, which %s; %s",

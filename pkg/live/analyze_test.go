@@ -681,3 +681,18 @@ func TestAnalyzeLeavesSnapshot(t *testing.T) {
 		t.Errorf("the second analysis differs (-first +second):\n%s", diff)
 	}
 }
+
+// TestAnalyzeUnread: with a list that failed, the pods' states are still
+// counted but nothing is reported: without the nodes, every Pending pod
+// would look unplaced.
+func TestAnalyzeUnread(t *testing.T) {
+	s := snap(nil, nil, []corev1.Pod{pod("batch", "job-1", pendingWith(corev1.DefaultSchedulerName))})
+	if fs := live.Analyze(s, live.Options{}).Findings; len(fs) != 1 || fs[0].Rule != live.Unplaced {
+		t.Fatalf("with everything read: %v, want one unplaced", fs)
+	}
+	s.Unread = []string{"nodes"}
+	res := live.Analyze(s, live.Options{})
+	if len(res.Findings) != 0 || len(res.Workloads) != 1 || res.Workloads[0].Pending != 1 {
+		t.Errorf("with the nodes unread: findings %v, workloads %+v", res.Findings, res.Workloads)
+	}
+}

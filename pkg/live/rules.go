@@ -13,7 +13,7 @@ var (
 			"stay Pending on a cluster without any, and stay there after a matching profile becomes ACTIVE. This is the " +
 			"incident `fargatekit plan` predicts (PL001, PL002). DaemonSet pods are left out: Fargate never runs them.",
 		Remediation: "Restart the workload so that EKS places its pods again: the finding gives the command, and " +
-			"`fargatekit fix drift --apply` runs it for every drifted workload, one at a time.",
+			"`fargatekit fix drift --apply` restarts every drifted Deployment and StatefulSet, one at a time.",
 	}
 	ProfileGone = &rules.Rule{
 		ID: "LV002", Name: "profile-gone", Category: rules.CategoryAvailability, Severity: rules.Warning,

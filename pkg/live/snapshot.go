@@ -11,6 +11,7 @@ package live
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,10 @@ type Snapshot struct {
 	Owners []*object.Object
 	// Now is when the snapshot was taken.
 	Now time.Time
+	// Unread names what could not be read ("pods", "deployments", ...).
+	// Analyze reports nothing from a snapshot with holes: a node list that
+	// failed would make every Pending pod look unplaced.
+	Unread []string
 }
 
 // Cluster is the EKS cluster a snapshot is of.
@@ -120,8 +125,7 @@ func (s *Snapshot) Workloads() []*Workload {
 			w.Pods = append(w.Pods, p)
 			continue
 		}
-		pod := *p // FromTyped sets the kind on its argument: leave the snapshot's pod as read
-		w := add(object.FromTyped(&pod, "v1", "Pod", object.Source{}))
+		w := add(object.FromTyped(asCreated(p), "v1", "Pod", object.Source{}))
 		w.Pods = append(w.Pods, p)
 	}
 	slices.SortFunc(out, func(a, b *Workload) int {
@@ -229,6 +233,21 @@ func live(p *corev1.Pod) bool {
 
 // pending reports whether a live pod is bound to no node.
 func pending(p *corev1.Pod) bool { return live(p) && p.Spec.NodeName == "" }
+
+// asCreated returns a copy of a pod as it was created, before EKS's Fargate
+// webhook gave it fargate-scheduler and the label of its profile: what a
+// pod recreated from the same manifest looks like to the webhook.
+func asCreated(p *corev1.Pod) *corev1.Pod {
+	c := *p
+	if c.Spec.SchedulerName == fargate.SchedulerName {
+		c.Spec.SchedulerName = ""
+	}
+	if _, ok := c.Labels[fargate.ProfileLabel]; ok {
+		c.Labels = maps.Clone(c.Labels)
+		delete(c.Labels, fargate.ProfileLabel)
+	}
+	return &c
+}
 
 // template is the pod as a template, for fargate.Place.
 func template(p *corev1.Pod) *corev1.PodTemplateSpec {

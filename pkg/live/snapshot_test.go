@@ -278,3 +278,45 @@ func TestRulesCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestBarePodAsCreated: a bare pod's workload is the pod as its manifest
+// made it, without what EKS's webhook added (fargate-scheduler, the profile
+// label), so that check's rules place it as the webhook would place it again;
+// the snapshot's pod keeps both.
+func TestBarePodAsCreated(t *testing.T) {
+	s := snap([]fargate.Profile{active("shop", "shop")}, fgNodes(), []corev1.Pod{pod("shop", "tool", onFargate(fgA, "shop"), withLabels("app", "tool"))})
+	ws := s.Workloads()
+	if len(ws) != 1 || ws[0].Object.Pod == nil {
+		t.Fatalf("workloads %v", ws)
+	}
+	tmpl := &ws[0].Object.Pod.Template
+	if tmpl.Spec.SchedulerName != "" || tmpl.Labels[fargate.ProfileLabel] != "" || tmpl.Labels["app"] != "tool" {
+		t.Errorf("the workload's pod: scheduler %q, labels %v", tmpl.Spec.SchedulerName, tmpl.Labels)
+	}
+	if pl := fargate.Place(s.ActiveProfiles(), "shop", tmpl); !pl.Fargate || pl.Profile != "shop" {
+		t.Errorf("placed %+v, want Fargate under shop", pl)
+	}
+	if p := s.Pods[0]; p.Spec.SchedulerName != fargate.SchedulerName || p.Labels[fargate.ProfileLabel] != "shop" {
+		t.Errorf("the snapshot's pod changed: scheduler %q, labels %v", p.Spec.SchedulerName, p.Labels)
+	}
+}
+
+// TestProfileGoneEachProfile: with pods under two gone profiles, the advice
+// for each is worked out from a pod of that profile.
+func TestProfileGoneEachProfile(t *testing.T) {
+	dep, rs := web()
+	s := snap([]fargate.Profile{profile("old-a", fargate.StatusDeleting, "shop"), active("next", "shop")}, fgNodes(), []corev1.Pod{
+		webPod(rs, "web-1", onFargate(fgA, "old-a")),
+		webPod(rs, "web-2", onFargate(fgB, "old-b"), withLabels("tier", "x")),
+	}, dep, rs)
+	var msgs []string
+	for _, f := range live.Analyze(s, live.Options{}).Findings {
+		if f.Rule == live.ProfileGone {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	if len(msgs) != 2 || !strings.Contains(msgs[0], `profile "old-a", which is DELETING; restarted, they move to Fargate profile "next"`) ||
+		!strings.Contains(msgs[1], `profile "old-b", which no longer exists; restarted, they move to Fargate profile "next"`) {
+		t.Errorf("profile-gone findings: %q", msgs)
+	}
+}

@@ -4,6 +4,7 @@ package fixcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -54,13 +55,14 @@ func newDrift(s streams.Streams) *cobra.Command {
 		Short: "Restart the workloads whose pods run off Fargate although a profile matches them now (LV001)",
 		Long: "drift finds the workloads of scan's drift-off-fargate finding (LV001): pods created while no Fargate\n" +
 			"profile matched them, which stay on EC2 nodes (or Pending) after a matching profile became ACTIVE.\n" +
-			"Without --apply it prints the command that repairs each one. With --apply it restarts them one\n" +
-			"workload at a time as `kubectl rollout restart` does (the controller's rolling update, so\n" +
+			"Without --apply it prints the command that repairs each one. With --apply it restarts the Deployments\n" +
+			"and StatefulSets one at a time as `kubectl rollout restart` does (the controller's rolling update, so\n" +
 			"PodDisruptionBudgets and maxUnavailable hold), waits for each rollout, and checks that the new pods\n" +
 			"run on Fargate. Bare pods are listed, and deleted only with --delete-bare-pods (nothing recreates\n" +
-			"them). Progress goes to standard error.\n\n" +
-			"Exit codes: 0 nothing drifted, or everything was repaired (or listed, without --apply); 1 a repair\n" +
-			"failed or timed out (what was done and what was not is printed); 2 the cluster could not be read.",
+			"them); Jobs, CronJobs and Argo Rollouts are listed with their command. Progress goes to standard error.\n\n" +
+			"Exit codes: 0 nothing drifted, or every drifted workload was repaired (or listed, without --apply);\n" +
+			"1 a repair failed or timed out, or a drifted workload was left as it was (what was done and what was\n" +
+			"not is printed); 2 the cluster, or part of it, could not be read.",
 		Example: "  # What would be restarted\n" +
 			"  fargatekit fix drift\n\n" +
 			"  # Restart them, one workload at a time, at most 5 minutes each\n" +
@@ -73,6 +75,7 @@ func newDrift(s streams.Streams) *cobra.Command {
 	_ = fl.MarkHidden("target-version")
 	_ = fl.MarkHidden("stuck-after")
 	_ = fl.MarkHidden("helm")
+	_ = fl.MarkHidden("settings") // drift is LV001, whatever the settings say of it
 	fl.BoolVar(&f.apply, "apply", false, "restart the drifted workloads (default: print the commands)")
 	fl.BoolVar(&f.deleteBarePods, "delete-bare-pods", false, "with --apply, delete drifted pods that no controller owns (they are not recreated)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long to wait for each workload's rollout and its pods on Fargate")
@@ -98,8 +101,8 @@ func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
 	if c.ProfilesError != "" {
 		return fmt.Errorf("drift needs the Fargate profiles: %s", c.ProfilesError)
 	}
-	for _, e := range read.Errors {
-		fmt.Fprintln(s.ErrOut, "warning:", e)
+	if len(read.Errors) > 0 { // a drift decided on part of the cluster is no decision
+		return fmt.Errorf("reading the cluster: %w", errors.Join(read.Errors...))
 	}
 	repairs := drifted(snap)
 	if len(repairs) == 0 {
@@ -113,25 +116,40 @@ func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
 		}
 		return nil
 	}
-	var done []string
+	var restarted, deleted, skipped []string
 	for i, r := range repairs {
 		ref := r.workload.Object.Ref
 		fmt.Fprintf(s.ErrOut, "[%d/%d] %s: ", i+1, len(repairs), ref)
-		err := restart(ctx, conn.Client, r.workload, f, s.ErrOut)
+		outcome, err := restart(ctx, conn.Client, r.workload, f, s.ErrOut)
 		if err != nil {
 			fmt.Fprintln(s.ErrOut, "failed")
-			fmt.Fprintf(s.Out, "Repaired: %s\n", listOrNone(done))
 			var left []string
 			for _, later := range repairs[i:] {
 				left = append(left, later.workload.Object.Ref.String())
 			}
-			fmt.Fprintf(s.Out, "Not repaired: %s\n", strings.Join(left, ", "))
+			fmt.Fprintf(s.Out, "Repaired: %s\nNot repaired: %s\n", listOrNone(restarted), strings.Join(left, ", "))
 			fmt.Fprintf(s.ErrOut, "error: %s: %v\n", ref, err)
 			return &streams.ExitError{Code: streams.ExitFindings}
 		}
-		done = append(done, ref.String())
+		switch outcome {
+		case restartedOnFargate:
+			restarted = append(restarted, ref.String())
+		case deletedPod:
+			deleted = append(deleted, ref.String())
+		default:
+			skipped = append(skipped, fmt.Sprintf("%s: %s", ref, r.command))
+		}
 	}
-	fmt.Fprintf(s.Out, "Repaired %s; their pods run on Fargate: %s\n", plural(len(done), "workload"), strings.Join(done, ", "))
+	if len(restarted) > 0 {
+		fmt.Fprintf(s.Out, "Repaired %s; their pods run on Fargate: %s\n", plural(len(restarted), "workload"), strings.Join(restarted, ", "))
+	}
+	if len(deleted) > 0 {
+		fmt.Fprintf(s.Out, "Deleted %s (nothing recreates them): %s\n", plural(len(deleted), "bare pod"), strings.Join(deleted, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(s.Out, "Not restarted, still off Fargate (do it by hand):\n  %s\n", strings.Join(skipped, "\n  "))
+		return &streams.ExitError{Code: streams.ExitFindings}
+	}
 	return nil
 }
 
@@ -151,31 +169,46 @@ func drifted(snap *live.Snapshot) []repair {
 	return out
 }
 
+// outcome is what restart did to a drifted workload.
+type outcome int
+
+const (
+	skippedWorkload    outcome = iota // left alone: fix cannot restart it
+	restartedOnFargate                // restarted, and its pods run on Fargate
+	deletedPod                        // a bare pod, deleted (--delete-bare-pods)
+)
+
 // restart recreates a workload's pods and waits until they run on Fargate.
-func restart(ctx context.Context, client kubernetes.Interface, w *live.Workload, f *driftFlags, progress io.Writer) error {
+// Deployments and StatefulSets (rolling update) are restarted; a bare pod is
+// deleted when --delete-bare-pods says so; anything else is skipped.
+func restart(ctx context.Context, client kubernetes.Interface, w *live.Workload, f *driftFlags, progress io.Writer) (outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	ref := w.Object.Ref
 	switch ref.Kind {
-	case "Deployment", "StatefulSet", "DaemonSet":
+	case "Deployment":
+	case "StatefulSet":
+		if sts, ok := w.Object.Typed.(*appsv1.StatefulSet); ok && sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+			fmt.Fprintln(progress, "skipped: its update strategy is OnDelete, so a restart recreates no pod; delete its pods one at a time")
+			return skippedWorkload, nil
+		}
 	case "Pod":
 		if !f.deleteBarePods {
-			fmt.Fprintln(progress, "a bare pod: left alone (--delete-bare-pods deletes it, and nothing recreates it)")
-			return nil
+			fmt.Fprintln(progress, "skipped: a bare pod (--delete-bare-pods deletes it, and nothing recreates it)")
+			return skippedWorkload, nil
 		}
-		fmt.Fprint(progress, "deleting… ")
 		if err := client.CoreV1().Pods(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil {
-			return fmt.Errorf("deleting the pod: %w", err)
+			return skippedWorkload, fmt.Errorf("deleting the pod: %w", err)
 		}
 		fmt.Fprintln(progress, "deleted")
-		return nil
+		return deletedPod, nil
 	default:
-		fmt.Fprintf(progress, "not restarted: %s\n", live.RestartCommand(ref, nil))
-		return nil
+		fmt.Fprintln(progress, "skipped: fix restarts Deployments and StatefulSets")
+		return skippedWorkload, nil
 	}
 	fmt.Fprint(progress, "restarting… ")
 	if err := patchRestart(ctx, client, ref); err != nil {
-		return err
+		return skippedWorkload, err
 	}
 	var last string
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (done bool, err error) {
@@ -183,18 +216,25 @@ func restart(ctx context.Context, client kubernetes.Interface, w *live.Workload,
 		return done, err
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the rollout (%s): %w", last, err)
+		return skippedWorkload, fmt.Errorf("waiting for the rollout (%s): %w", last, err)
 	}
 	fmt.Fprint(progress, "rolled out, checking the pods… ")
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		last, err = offFargate(ctx, client, ref)
-		return last == "" && err == nil, err
+		waiting, elsewhere, err := placed(ctx, client, ref)
+		switch {
+		case err != nil:
+			return false, err
+		case elsewhere != "": // a new pod runs off Fargate: waiting will not change that
+			return false, fmt.Errorf("new pods run off Fargate: %s", elsewhere)
+		}
+		last = waiting
+		return waiting == "", nil
 	})
 	if err != nil {
-		return fmt.Errorf("the new pods are not all on Fargate (%s): %w", last, err)
+		return skippedWorkload, fmt.Errorf("the new pods are not all on Fargate (%s): %w", last, err)
 	}
 	fmt.Fprintln(progress, "on Fargate")
-	return nil
+	return restartedOnFargate, nil
 }
 
 // get reads a workload of a kind fix restarts, and its pod selector.
@@ -214,13 +254,8 @@ func get(ctx context.Context, client kubernetes.Interface, ref object.Ref) (runt
 		if d, err = apps.StatefulSets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
 			obj, sel = d, d.Spec.Selector
 		}
-	case "DaemonSet":
-		var d *appsv1.DaemonSet
-		if d, err = apps.DaemonSets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
-			obj, sel = d, d.Spec.Selector
-		}
 	default:
-		return nil, nil, fmt.Errorf("%s: fix restarts Deployments, StatefulSets and DaemonSets", ref)
+		return nil, nil, fmt.Errorf("%s: fix restarts Deployments and StatefulSets", ref)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", ref, err)
@@ -274,31 +309,32 @@ func rolledOut(ctx context.Context, client kubernetes.Interface, ref object.Ref)
 	return strings.TrimSpace(msg), done, err
 }
 
-// offFargate says which of the workload's live pods do not run on Fargate
-// yet; "" when all do.
-func offFargate(ctx context.Context, client kubernetes.Interface, ref object.Ref) (string, error) {
+// placed says which of the workload's live pods still wait for a node, and
+// which run off Fargate; both "" when every one runs on Fargate.
+func placed(ctx context.Context, client kubernetes.Interface, ref object.Ref) (waiting, elsewhere string, err error) {
 	_, sel, err := get(ctx, client, ref)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
-		return "", fmt.Errorf("the selector of %s: %w", ref, err)
+		return "", "", fmt.Errorf("the selector of %s: %w", ref, err)
 	}
 	pods, err := client.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.String()})
 	if err != nil {
-		return "", fmt.Errorf("listing the pods of %s: %w", ref, err)
+		return "", "", fmt.Errorf("listing the pods of %s: %w", ref, err)
 	}
-	var off []string
+	var wait, off []string
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if p.Spec.SchedulerName != fargate.SchedulerName || p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
-			off = append(off, fmt.Sprintf("%s %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName))
+		switch {
+		case p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case p.Spec.SchedulerName != fargate.SchedulerName && p.Spec.NodeName != "":
+			off = append(off, fmt.Sprintf("%s on %s", p.Name, p.Spec.NodeName))
+		case p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning:
+			wait = append(wait, fmt.Sprintf("%s %s", p.Name, p.Status.Phase))
 		}
 	}
-	return strings.Join(off, ", "), nil
+	return strings.Join(wait, ", "), strings.Join(off, ", "), nil
 }
 
 func plural(n int, noun string) string {

@@ -40,8 +40,8 @@ type Flags struct {
 func (f *Flags) Add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Target.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.Target.Context, "context", "", "kubeconfig context (default: the current context)")
-	fl.StringVar(&f.Target.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig, as `aws eks update-kubeconfig` writes it)")
-	fl.StringVar(&f.Target.Region, "region", "", "AWS region (default: AWS_REGION, the AWS profile's, else the kubeconfig's)")
+	fl.StringVar(&f.Target.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig context, as aws eks update-kubeconfig writes it)")
+	fl.StringVar(&f.Target.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION or the AWS profile's)")
 	fl.StringVar(&f.Target.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint, such as the emulator's (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
 	fl.StringVar(&f.TargetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: the minor after the cluster's)")
 	fl.DurationVar(&f.StuckAfter, "stuck-after", live.DefaultStuckAfter, "how long a pod may be Terminating before it is reported stuck")
@@ -143,16 +143,20 @@ func Connect(ctx context.Context, t cluster.Target) (*Connection, error) {
 
 // Scan reads the cluster and analyses it. The error means nothing could be read.
 func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report, error) {
+	target := f.TargetVersion
+	if target != "" {
+		var err error
+		if target, err = eks.ParseMinor(target); err != nil {
+			return nil, fmt.Errorf("--target-version: %w", err)
+		}
+	}
 	conn, err := Connect(ctx, f.Target)
 	if err != nil {
 		return nil, err
 	}
 	snap, read, c := Read(ctx, conn, f)
-	target := f.TargetVersion
 	if target == "" {
 		target = nextMinor(snap.Cluster.Version)
-	} else if target, err = eks.ParseMinor(target); err != nil {
-		return nil, fmt.Errorf("--target-version: %w", err)
 	}
 	region := snap.Cluster.Region
 	price, err := fargate.PriceIn(region)
@@ -165,15 +169,15 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	for _, e := range read.Errors {
 		rep.Errors = append(rep.Errors, manifest.Error{Message: e.Error()})
 	}
+	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price})
 	rctx := &rules.Context{Namespace: "default", TargetVersion: target, Region: region, Price: price, Settings: set.Fargate,
 		Profiles: snap.ActiveProfiles()}
-	workloads := snap.Workloads()
 	if snap.Profiles == nil {
-		rctx.Place = observed(workloads)
+		rctx.Place = observed(c.Analysis.Workloads)
 	}
 	engine := rules.NewEngine(rctx, rep.Rules, set.Options())
-	for _, w := range workloads {
-		engine.Add(w.Object)
+	for _, w := range c.Analysis.Workloads {
+		engine.Add(w.Workload.Object)
 	}
 	for _, o := range read.Objects {
 		engine.Add(o)
@@ -181,7 +185,6 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	res := engine.Result()
 	rep.Findings, rep.Workloads = res.Findings, res.Workloads
 	rep.Findings = append(rep.Findings, declared(rctx, set, read.Declared)...)
-	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price})
 	rep.Findings = append(rep.Findings, set.Apply(c.Analysis.Findings)...)
 	return rep, nil
 }
@@ -196,7 +199,12 @@ func Read(ctx context.Context, conn *Connection, f *Flags) (*live.Snapshot, *clu
 	if e := conn.EKS; e != nil {
 		snap.Cluster.Name, snap.Cluster.Region = e.Cluster, e.Region
 		c.Name, c.Region = e.Cluster, e.Region
-		_, vpc, err := e.Describe(ctx)
+		endpoint, vpc, err := e.Describe(ctx)
+		if err == nil && !cluster.SameEndpoint(endpoint, conn.Kube.Config.Host) {
+			// Another cluster's profiles would judge these pods: refuse them.
+			err = fmt.Errorf("EKS cluster %q in %s serves %s, not the API server of context %q (%s): give the --cluster-name and --region of this cluster",
+				e.Cluster, e.Region, endpoint, conn.Kube.Context, conn.Kube.Config.Host)
+		}
 		if err == nil {
 			snap.Cluster.VPCID = vpc
 			snap.Profiles, err = e.Profiles(ctx)
@@ -218,9 +226,10 @@ func Read(ctx context.Context, conn *Connection, f *Flags) (*live.Snapshot, *clu
 
 // observed places a workload where its pods run, for a scan without the
 // profiles: on Fargate when one of its pods was sent there.
-func observed(ws []*live.Workload) func(*object.Object, string) fargate.Placement {
+func observed(states []live.WorkloadState) func(*object.Object, string) fargate.Placement {
 	where := map[*object.Object]fargate.Placement{}
-	for _, w := range ws {
+	for _, st := range states {
+		w := st.Workload
 		pl := fargate.Placement{Reason: "its pods do not run on Fargate (profiles not read)"}
 		for _, p := range w.Pods {
 			if p.Spec.SchedulerName == fargate.SchedulerName {

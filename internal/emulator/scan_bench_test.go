@@ -1,0 +1,78 @@
+package emulator_test
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkScan times `fargatekit scan` on an emulated cluster of 5,000 pods
+// (50 Deployments of 100 replicas on the 100 EC2 nodes of
+// examples/emulator/scale, and 20 on Fargate), next to one
+// `kubectl get pods,nodes,deployments,replicasets -A -o json` on the same
+// cluster: the list that bounds what scan can do. docs/benchmarks.md quotes it.
+func BenchmarkScan(b *testing.B) {
+	c := start(b, "scale")
+	c.namespace("load")
+	c.namespace("apps")
+	const deployments, replicas = 50, 100
+	for i := range deployments {
+		c.deploy(deployment("load", fmt.Sprintf("d%02d", i), replicas, nil))
+	}
+	c.deploy(deployment("apps", "web", 20, nil))
+	began := time.Now()
+	eventually(b, 20*time.Minute, "5,020 pods running", func() error {
+		pods, err := c.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running < deployments*replicas+20 {
+			return fmt.Errorf("%d of %d pods running", running, deployments*replicas+20)
+		}
+		return nil
+	})
+	b.Logf("5,020 pods running after %s", time.Since(began).Round(time.Second))
+	env := c.env()
+	// What is timed reads the whole cluster: scan's report counts every pod.
+	r, _ := c.scan(env)
+	pods := 0
+	for _, w := range r.Cluster.Workloads {
+		pods += w.Pods.Fargate + w.Pods.EC2 + w.Pods.Pending
+	}
+	if pods != deployments*replicas+20 || r.Cluster.Nodes.EC2 != 100 {
+		b.Fatalf("scan saw %d pods and %d EC2 nodes, want %d and 100", pods, r.Cluster.Nodes.EC2, deployments*replicas+20)
+	}
+	run := func(b *testing.B, name string, args ...string) {
+		var maxRSS int64
+		for b.Loop() {
+			cmd := exec.Command(name, args...)
+			cmd.Env, cmd.Stdout = env, io.Discard
+			if err := cmd.Run(); err != nil {
+				if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+					b.Fatalf("%s: %v", name, err)
+				}
+			}
+			if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				maxRSS = max(maxRSS, u.Maxrss)
+			}
+		}
+		b.ReportMetric(float64(maxRSS)/1024, "MB-maxrss")
+	}
+	b.Run("scan", func(b *testing.B) { run(b, fargatekitBin, "scan", "-o", "json") })
+	b.Run("kubectl-get", func(b *testing.B) {
+		run(b, filepath.Join(c.binDir, "kubectl"), "get", "pods,nodes,deployments,replicasets", "-A", "-o", "json")
+	})
+}
