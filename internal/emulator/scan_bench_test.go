@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -61,7 +62,7 @@ func BenchmarkScan(b *testing.B) {
 			cmd := exec.Command(name, args...)
 			cmd.Env, cmd.Stdout = env, io.Discard
 			if err := cmd.Run(); err != nil {
-				if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+				if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 					b.Fatalf("%s: %v", name, err)
 				}
 			}
