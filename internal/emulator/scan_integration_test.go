@@ -225,6 +225,23 @@ func TestIntegrationScanCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	helmInstall(t, filepath.Join(c.state, "kubeconfig"))
+	// Argo Rollouts' CRD and a Rollout whose pods Fargate refuses (no Argo
+	// controller runs: the Rollout has no pods, and check's rules still read it);
+	// an aws-logging ConfigMap with a key Fargate does not read.
+	kubectl := exec.Command("kubectl", "apply", "-f", "-")
+	kubectl.Env, kubectl.Stdin = env, strings.NewReader(liveExtras)
+	if out, err := kubectl.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	eventually(t, 30*time.Second, "the Rollout CRD served", func() error {
+		_, err := c.kube.Discovery().ServerResourcesForGroupVersion("argoproj.io/v1alpha1")
+		return err
+	})
+	kubectl = exec.Command("kubectl", "apply", "-f", "-")
+	kubectl.Env, kubectl.Stdin = env, strings.NewReader(rollout)
+	if out, err := kubectl.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply the Rollout: %v\n%s", err, out)
+	}
 
 	if r, _ := c.scan(env); len(r.find("LV007", "Pod", "apps", "held")) > 0 {
 		t.Errorf("the held pod is stuck under the default --stuck-after of 10m: %v", r.rules())
@@ -232,6 +249,9 @@ func TestIntegrationScanCluster(t *testing.T) {
 	r, code := c.scan(env, "--stuck-after", "1ms")
 	if code != 1 {
 		t.Errorf("scan exit %d, want 1 (removed APIs are blockers)", code)
+	}
+	if len(r.find("FG006", "Rollout", "apps", "canary")) != 1 || len(r.find("FG051", "ConfigMap", "aws-observability", "aws-logging")) != 1 {
+		t.Errorf("the Rollout and the aws-logging ConfigMap: findings %v", r.rules())
 	}
 	if msgs := r.find("LV006", "Nodegroup", "", "old"); len(msgs) != 1 || !strings.Contains(msgs[0], "1 node with kubelet 1.34, behind the control plane (1.35)") ||
 		r.fix("LV006", "Nodegroup", "", "old") != "aws eks update-nodegroup-version --cluster-name shop --nodegroup-name old" {
@@ -404,3 +424,55 @@ func helmInstall(t *testing.T, kubeconfig string) {
 		t.Fatalf("recording the old release: %v", err)
 	}
 }
+
+// liveExtras are Argo Rollouts' CRD (the part the API server needs) and an
+// aws-logging ConfigMap that Fargate's Fluent Bit does not accept.
+const liveExtras = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: rollouts.argoproj.io}
+spec:
+  group: argoproj.io
+  names: {kind: Rollout, plural: rollouts, singular: rollout}
+  scope: Namespaced
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: aws-observability, labels: {aws-observability: enabled}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: aws-logging, namespace: aws-observability}
+data:
+  fluent-bit.conf: |
+    [SERVICE]
+        Flush 5
+  output.conf: |
+    [OUTPUT]
+        Name cloudwatch_logs
+        Match *
+        region us-east-1
+        log_group_name /eks/fargate
+        auto_create_group true
+`
+
+// rollout is an Argo Rollout in the namespace of Fargate profile apps whose
+// pods ask for the host's network.
+const rollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: canary, namespace: apps}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: canary}}
+  template:
+    metadata: {labels: {app: canary}}
+    spec:
+      hostNetwork: true
+      containers: [{name: canary, image: public.ecr.aws/example/canary:1}]
+  strategy: {canary: {steps: [{setWeight: 50}]}}
+`
