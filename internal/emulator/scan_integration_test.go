@@ -334,6 +334,16 @@ func TestIntegrationScanCluster(t *testing.T) {
 		len(r.find("LV006", "Nodegroup", "", "old")) != 1 || len(r.find("DEP002", "Endpoints", "apps", "legacy")) != 1 {
 		t.Errorf("with a broken release: exit %d, errors %v, findings %v", code, r.Errors, r.rules())
 	}
+	// --helm=false reads no Secret: no error, no finding from a release.
+	r, code = c.scan(env, "--helm=false")
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.File, "helm release") {
+			t.Errorf("--helm=false: %s %s", f.Rule, f.File)
+		}
+	}
+	if code != 1 || len(r.Errors) != 0 {
+		t.Errorf("--helm=false: exit %d, errors %v", code, r.Errors)
+	}
 }
 
 // podsPerAZ counts a workload's running pods per AZ of their nodes.
