@@ -25,6 +25,8 @@ type Cluster struct {
 	Profiles      []fargate.Profile
 	ProfilesError string
 	Analysis      *live.Result
+
+	byRef map[object.Ref]*live.WorkloadState
 }
 
 type jsonCluster struct {
@@ -87,12 +89,13 @@ func (c *Cluster) state(ref object.Ref) *live.WorkloadState {
 	if c == nil || c.Analysis == nil {
 		return nil
 	}
-	for i := range c.Analysis.Workloads {
-		if c.Analysis.Workloads[i].Workload.Object.Ref == ref {
-			return &c.Analysis.Workloads[i]
+	if c.byRef == nil { // the tables look every workload up: index them once
+		c.byRef = make(map[object.Ref]*live.WorkloadState, len(c.Analysis.Workloads))
+		for i := range c.Analysis.Workloads {
+			c.byRef[c.Analysis.Workloads[i].Workload.Object.Ref] = &c.Analysis.Workloads[i]
 		}
 	}
-	return nil
+	return c.byRef[ref]
 }
 
 // podsText words where a workload's pods run: "3 Fargate, 1 EC2, 1 Pending".
