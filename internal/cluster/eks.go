@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
@@ -44,6 +45,9 @@ func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
 	if region != "" {
 		opts = append(opts, config.WithRegion(region))
 	}
+	// The SDK's own warnings (an instance metadata service that refuses a
+	// token, say) are not scan's output: its errors say what went wrong.
+	opts = append(opts, config.WithLogger(logging.Nop{}))
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)

@@ -158,12 +158,13 @@ func kind(lines []string) Kind {
 }
 
 // ShowsOutput reports whether got contains every line of want but "...",
-// in order; it returns the first line it misses.
+// in order; it returns the first line it misses. Inside a line, "..."
+// stands for any text of that line: a node name, an address, a time.
 func ShowsOutput(want, got string) (missing string, ok bool) {
 	// Unless it begins with an elision, the output shown begins where the
 	// output does.
 	first := strings.TrimSpace(strings.SplitN(strings.TrimLeft(want, "\n"), "\n", 2)[0])
-	if first != "..." && !strings.HasPrefix(strings.TrimLeft(got, "\n"), first) {
+	if loc := linePattern(first).FindStringIndex(strings.TrimLeft(got, "\n")); first != "..." && (loc == nil || loc[0] != 0) {
 		return first, false
 	}
 	rest := got
@@ -171,13 +172,23 @@ func ShowsOutput(want, got string) (missing string, ok bool) {
 		if t := strings.TrimSpace(l); t == "..." || t == "" {
 			continue
 		}
-		i := strings.Index(rest, l)
-		if i < 0 {
+		loc := linePattern(l).FindStringIndex(rest)
+		if loc == nil {
 			return l, false
 		}
-		rest = rest[i+len(l):]
+		rest = rest[loc[1]:]
 	}
 	return "", true
+}
+
+// linePattern matches a line of shown output, "..." in it matching any text
+// of the line.
+func linePattern(line string) *regexp.Regexp {
+	parts := strings.Split(line, "...")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile(strings.Join(parts, `[^\n]*?`))
 }
 
 // runElsewhere are commands of the documents that another part of CI runs:

@@ -61,4 +61,18 @@ func TestShowsOutput(t *testing.T) {
 			t.Errorf("ShowsOutput(%q) = %v, want %v", want, got, ok)
 		}
 	}
+	// "..." inside a line stands for any text of that line, not of the next.
+	pods := "NODE                  PHASE\nfargate-ip-10-0-1-7   Running\nip-10-0-200-10        Running\n"
+	for want, ok := range map[string]bool{
+		"NODE...PHASE\nfargate-ip-...Running\n":          true,
+		"...\nip-10-0-...   Running\n":                   true,
+		"fargate-ip-...Running\n":                        false, // the output begins with NODE
+		"...\nfargate-ip-...Pending\n":                   false,
+		"NODE...\nfargate-ip-...\nfargate-ip-...\n":      false, // only one Fargate line
+		"NODE...PHASE\nip-10-0-...Running\nfargate...\n": false, // out of order
+	} {
+		if _, got := ShowsOutput(want, pods); got != ok {
+			t.Errorf("ShowsOutput(%q) = %v, want %v", want, got, ok)
+		}
+	}
 }
