@@ -161,7 +161,7 @@ func (v *view) drift(w *Workload) []rules.Finding {
 	}
 	var where []string
 	if ec2 > 0 {
-		where = append(where, fmt.Sprintf("%d on EC2 nodes", ec2))
+		where = append(where, plural(ec2, "on an EC2 node", "on EC2 nodes"))
 	}
 	if pend > 0 {
 		where = append(where, fmt.Sprintf("%d Pending", pend))

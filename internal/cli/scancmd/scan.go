@@ -3,6 +3,7 @@
 package scancmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -158,7 +159,7 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	if target == "" {
 		target = nextMinor(snap.Cluster.Version)
 	}
-	region := snap.Cluster.Region
+	region := cmp.Or(snap.Cluster.Region, fargate.DefaultRegion) // unknown without EKS: the default's prices
 	price, err := fargate.PriceIn(region)
 	if err != nil {
 		slog.Warn("no Fargate prices for the cluster's region: costs are those of "+fargate.DefaultRegion, "region", region)
