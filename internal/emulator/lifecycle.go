@@ -176,7 +176,7 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 // and scheduler through bind-address, etcd and kwok-controller through their
 // URLs, on ports chosen here. Later flags win, so these override kwokctl's.
 func loopbackArgs() ([]string, error) {
-	ports := make([]int, 3)
+	ports := make([]int, 6)
 	for i := range ports {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -189,7 +189,12 @@ func loopbackArgs() ([]string, error) {
 	extra := func(component, key, value string) []string {
 		return []string{"--extra-args", component + "=" + key + "=" + value}
 	}
-	args := []string{"--etcd-port", strconv.Itoa(etcd), "--controller-port", strconv.Itoa(kwok)}
+	// Every port is one the system gave out now: kwokctl's own picks for the
+	// API server, controller-manager and scheduler are the same for two
+	// clusters created at once, which then fail each other.
+	args := []string{"--etcd-port", strconv.Itoa(etcd), "--controller-port", strconv.Itoa(kwok),
+		"--kube-apiserver-port", strconv.Itoa(ports[3]), "--kube-controller-manager-port", strconv.Itoa(ports[4]),
+		"--kube-scheduler-port", strconv.Itoa(ports[5])}
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		args = append(args, extra(c, "bind-address", "127.0.0.1")...)
 	}
