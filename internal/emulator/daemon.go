@@ -31,6 +31,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -227,7 +228,7 @@ func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *clu
 				ObjectMeta: metav1.ObjectMeta{
 					Name: name,
 					Labels: map[string]string{
-						"eks.amazonaws.com/nodegroup": ng.Name, "eks.amazonaws.com/capacityType": "ON_DEMAND",
+						eks.NodegroupLabel: ng.Name, "eks.amazonaws.com/capacityType": "ON_DEMAND",
 						"node.kubernetes.io/instance-type": ng.InstanceType, "topology.kubernetes.io/zone": az,
 						"topology.kubernetes.io/region": cfg.Metadata.Region, "kubernetes.io/arch": it.Arch,
 						"kubernetes.io/os": "linux", corev1.LabelHostname: name, "type": "kwok",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,7 +260,7 @@ func TestIntegrationScanCluster(t *testing.T) {
 	}
 	// The AZs of the seeded placement, as the cluster has them, and scan's count of them.
 	perAZ := c.podsPerAZ("apps", "web")
-	if !maps2Equal(perAZ, r.Cluster.PodsPerAZ) {
+	if !maps.Equal(perAZ, r.Cluster.PodsPerAZ) {
 		t.Errorf("scan counts Fargate pods per AZ %v, the cluster has %v", r.Cluster.PodsPerAZ, perAZ)
 	}
 	skewed := spread(perAZ) > 1
@@ -374,20 +375,6 @@ func spread(m map[string]int) int {
 		hi = max(hi, n)
 	}
 	return hi - lo
-}
-
-func maps2Equal(a, b map[string]int) bool {
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	for k, v := range b {
-		if a[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // helmInstall installs, with the Helm SDK, a chart whose Endpoints the next

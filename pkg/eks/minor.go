@@ -78,6 +78,16 @@ func CompareMinor(a, b string) int {
 	return cmpInt(amin, bmin)
 }
 
+// NextMinor returns the minor version after v: "1.35" → "1.36"; v itself
+// when it is not a version.
+func NextMinor(v string) string {
+	major, minor, err := parseMajorMinor(v)
+	if err != nil {
+		return v
+	}
+	return strconv.Itoa(major) + "." + strconv.Itoa(minor+1)
+}
+
 // cmpInt returns -1, 0 or +1 as x is less than, equal to or greater than y.
 func cmpInt(x, y int) int {
 	switch {

@@ -137,3 +137,11 @@ func TestParseVersionsUnquoted(t *testing.T) {
 		t.Errorf("minor = %q, want 1.30", vs[0].Minor)
 	}
 }
+
+func TestNextMinor(t *testing.T) {
+	for in, want := range map[string]string{"1.35": "1.36", "v1.9.3-eks-1": "1.10", "not a version": "not a version"} {
+		if got := NextMinor(in); got != want {
+			t.Errorf("NextMinor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -52,6 +52,11 @@ type WorkloadState struct {
 	// BilledMonthlyUSD prices the pods on Fargate at their CapacityProvisioned
 	// sizes for a month; RequestedMonthlyUSD at the sizes their requests need.
 	BilledMonthlyUSD, RequestedMonthlyUSD float64
+
+	// misbilled counts the pods on Fargate billed at another size than their
+	// requests need; billedSize and neededSize are those of the last one.
+	misbilled              int
+	billedSize, neededSize fargate.Size
 }
 
 // Analyze finds the incidents of a running cluster. From a snapshot with
@@ -122,6 +127,10 @@ func (v *view) state(w *Workload, price fargate.Price) WorkloadState {
 			}
 			if billed, err := fargate.ParseSize(p.Annotations[fargate.CapacityProvisionedAnnotation]); err == nil {
 				st.BilledMonthlyUSD += price.Monthly(billed, sizing.EphemeralGiB, 1)
+				if sizing.Fits && billed != sizing.Provisioned {
+					st.misbilled++
+					st.billedSize, st.neededSize = billed, sizing.Provisioned
+				}
 			}
 		default:
 			st.EC2++
@@ -177,15 +186,11 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 	if v.Profiles == nil {
 		return nil
 	}
-	status, active := map[string]string{}, map[string]bool{}
-	for _, p := range v.Profiles {
-		status[p.Name], active[p.Name] = p.Status, p.Active()
-	}
 	gone := map[string]int{}
 	sample := map[string]*corev1.Pod{} // a pod of each gone profile
 	for _, p := range w.Pods {
 		name := p.Labels[fargate.ProfileLabel]
-		if !live(p) || !v.onFargate(p) || name == "" || active[name] {
+		if !live(p) || !v.onFargate(p) || name == "" || v.placing[name] {
 			continue
 		}
 		gone[name]++
@@ -194,7 +199,7 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 	var out []rules.Finding
 	for _, name := range slices.Sorted(maps.Keys(gone)) {
 		state := "no longer exists"
-		if s := status[name]; s != "" {
+		if s := v.status[name]; s != "" {
 			state = "is " + s
 		}
 		next, fix := "recreated, they go to EC2 nodes or stay Pending: no ACTIVE profile matches them; create one first", ""
@@ -302,17 +307,12 @@ func (v *view) skew(w *Workload) []rules.Finding {
 	if count < 2 {
 		return nil
 	}
-	zones := map[string]bool{}
+	zones := maps.Clone(v.zones[profile]) // the AZs of the profile's Fargate nodes, this workload's among them
+	if zones == nil {
+		zones = map[string]bool{}
+	}
 	for az := range perAZ {
 		zones[az] = true
-	}
-	for i := range v.Pods {
-		p := &v.Pods[i]
-		if p.Labels[fargate.ProfileLabel] == profile && v.onFargate(p) {
-			if az := v.zone(p); az != "" {
-				zones[az] = true
-			}
-		}
 	}
 	most, least := "", ""
 	var parts []string
@@ -379,7 +379,7 @@ func (v *view) nodeKubelets() []rules.Finding {
 			continue
 		}
 		ref := object.Ref{APIVersion: "v1", Kind: "Node", Name: n.Name}
-		if ng := n.Labels[NodegroupLabel]; ng != "" {
+		if ng := n.Labels[eks.NodegroupLabel]; ng != "" {
 			ref = object.Ref{APIVersion: "eks.amazonaws.com", Kind: "Nodegroup", Name: ng}
 		}
 		g := groups[ref]
@@ -407,9 +407,6 @@ func (v *view) nodeKubelets() []rules.Finding {
 	}
 	return out
 }
-
-// NodegroupLabel is the label of the nodes of a managed node group.
-const NodegroupLabel = "eks.amazonaws.com/nodegroup"
 
 // stuck: pods Terminating for longer than after.
 func (v *view) stuck(w *Workload, after time.Duration) []rules.Finding {
@@ -445,28 +442,14 @@ func (v *view) stuck(w *Workload, after time.Duration) []rules.Finding {
 	return out
 }
 
-// billed: pods billed at another size than their requests need.
+// billed: pods billed at another size than their requests need (counted by state).
 func (v *view) billed(w *Workload, st WorkloadState) []rules.Finding {
-	n := 0
-	var billed, needed fargate.Size
-	for _, p := range w.Pods {
-		if !live(p) || !v.onFargate(p) {
-			continue
-		}
-		b, err := fargate.ParseSize(p.Annotations[fargate.CapacityProvisionedAnnotation])
-		s := fargate.SizePod(&p.Spec)
-		if err != nil || !s.Fits || b == s.Provisioned {
-			continue
-		}
-		n++
-		billed, needed = b, s.Provisioned
-	}
-	if n == 0 {
+	if st.misbilled == 0 {
 		return nil
 	}
 	f := finding(Billed, w.Object.Ref, RestartCommand(w.Object.Ref, w.podLabels()),
 		"%s billed at %s, their requests need %s: $%.2f/month billed for the pods on Fargate, $%.2f/month as requested",
-		plural(n, "pod is", "pods are"), billed, needed, st.BilledMonthlyUSD, st.RequestedMonthlyUSD)
+		plural(st.misbilled, "pod is", "pods are"), st.billedSize, st.neededSize, st.BilledMonthlyUSD, st.RequestedMonthlyUSD)
 	return []rules.Finding{f}
 }
 

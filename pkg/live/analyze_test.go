@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -408,7 +409,7 @@ func TestKubeletSkew(t *testing.T) {
 		node(fgB, "us-east-1b", true, "v1.34.0-eks-fargate"),
 	}
 	ng := func(name, group, kubelet string) corev1.Node {
-		return node(name, "us-east-1a", false, kubelet, live.NodegroupLabel, group)
+		return node(name, "us-east-1a", false, kubelet, eks.NodegroupLabel, group)
 	}
 	noVersion := snap(shop, oldFargate, []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"))}, dep, rs)
 	noVersion.Cluster.Version = ""

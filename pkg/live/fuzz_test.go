@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -74,7 +75,7 @@ func fuzzSnapshot(ctl []byte, podNames, nodeNames, kubelets, sizes, version stri
 	for _, name := range nodeList {
 		n := node(name, pick(r, zones), r.next()%2 == 0, pick(r, kubeletList))
 		if r.next()%3 == 0 {
-			n.Labels[live.NodegroupLabel] = pick(r, []string{"workers", ""})
+			n.Labels[eks.NodegroupLabel] = pick(r, []string{"workers", ""})
 		}
 		s.Nodes = append(s.Nodes, n)
 	}

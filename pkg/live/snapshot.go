@@ -168,6 +168,11 @@ type view struct {
 	workloads []*Workload
 	active    []fargate.Profile
 	ec2Nodes  int
+	// status and placing hold each profile's status and whether it places
+	// pods; zones the AZs of the Fargate nodes of each profile's pods.
+	status  map[string]string
+	placing map[string]bool
+	zones   map[string]map[string]bool
 }
 
 func newView(s *Snapshot) *view {
@@ -178,6 +183,21 @@ func newView(s *Snapshot) *view {
 		if !IsFargateNode(n) {
 			v.ec2Nodes++
 		}
+	}
+	v.status, v.placing, v.zones = map[string]string{}, map[string]bool{}, map[string]map[string]bool{}
+	for _, p := range s.Profiles {
+		v.status[p.Name], v.placing[p.Name] = p.Status, p.Active()
+	}
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		name, az := p.Labels[fargate.ProfileLabel], v.zone(p)
+		if name == "" || az == "" || !v.onFargate(p) {
+			continue
+		}
+		if v.zones[name] == nil {
+			v.zones[name] = map[string]bool{}
+		}
+		v.zones[name][az] = true
 	}
 	for i := range s.Events {
 		e := &s.Events[i]

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -200,7 +201,7 @@ func TestHealthyCluster(t *testing.T) {
 			node(fgA, "us-east-1a", true, "v1.34.0-eks-fargate"),
 			node(fgB, "us-east-1b", true, "v1.34.0-eks-fargate"),
 			node(fgC, "us-east-1c", true, "v1.34.0-eks-fargate"),
-			node(ec2A, "us-east-1a", false, "v1.34.2-eks-1234567", live.NodegroupLabel, "workers"),
+			node(ec2A, "us-east-1a", false, "v1.34.2-eks-1234567", eks.NodegroupLabel, "workers"),
 		}, []corev1.Pod{
 			webPod(rs, "web-1", onFargate(fgA, "shop"), fit),
 			webPod(rs, "web-2", onFargate(fgB, "shop"), fit),
@@ -223,8 +224,8 @@ func TestFindingsOrder(t *testing.T) {
 		[]corev1.Node{
 			node(fargate.NullNodeName, "us-east-1a", true, "v1.33.0-eks-fargate"),
 			node(fgB, "us-east-1b", true, "v1.34.0-eks-fargate"),
-			node("ip-1", "us-east-1a", false, "v1.33.0", live.NodegroupLabel, "b-group"),
-			node("ip-2", "us-east-1a", false, "v1.32.0", live.NodegroupLabel, "a-group"),
+			node("ip-1", "us-east-1a", false, "v1.33.0", eks.NodegroupLabel, "b-group"),
+			node("ip-2", "us-east-1a", false, "v1.32.0", eks.NodegroupLabel, "a-group"),
 			node("ip-3", "us-east-1a", false, "v1.32.0"),
 		}, []corev1.Pod{
 			webPod(rs, "web-1", onFargate(fargate.NullNodeName, "shop"), annotated(fargate.CapacityProvisionedAnnotation, "4vCPU 8GB")),

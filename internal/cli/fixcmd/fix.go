@@ -219,8 +219,16 @@ func restart(ctx context.Context, client kubernetes.Interface, w *live.Workload,
 		return skippedWorkload, fmt.Errorf("waiting for the rollout (%s): %w", last, err)
 	}
 	fmt.Fprint(progress, "rolled out, checking the pods… ")
+	_, sel, err := get(ctx, client, ref)
+	if err != nil {
+		return skippedWorkload, err
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return skippedWorkload, fmt.Errorf("the selector of %s: %w", ref, err)
+	}
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		waiting, elsewhere, err := placed(ctx, client, ref)
+		waiting, elsewhere, err := placed(ctx, client, ref, selector.String())
 		switch {
 		case err != nil:
 			return false, err
@@ -309,18 +317,11 @@ func rolledOut(ctx context.Context, client kubernetes.Interface, ref object.Ref)
 	return strings.TrimSpace(msg), done, err
 }
 
-// placed says which of the workload's live pods still wait for a node, and
-// which run off Fargate; both "" when every one runs on Fargate.
-func placed(ctx context.Context, client kubernetes.Interface, ref object.Ref) (waiting, elsewhere string, err error) {
-	_, sel, err := get(ctx, client, ref)
-	if err != nil {
-		return "", "", err
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return "", "", fmt.Errorf("the selector of %s: %w", ref, err)
-	}
-	pods, err := client.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.String()})
+// placed says which of the workload's live pods (those selector selects)
+// still wait for a node, and which run off Fargate; both "" when every one
+// runs on Fargate.
+func placed(ctx context.Context, client kubernetes.Interface, ref object.Ref, selector string) (waiting, elsewhere string, err error) {
+	pods, err := client.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return "", "", fmt.Errorf("listing the pods of %s: %w", ref, err)
 	}

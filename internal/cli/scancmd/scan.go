@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -157,7 +156,7 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	}
 	snap, read, c := Read(ctx, conn, f)
 	if target == "" {
-		target = nextMinor(snap.Cluster.Version)
+		target = eks.NextMinor(snap.Cluster.Version)
 	}
 	region := cmp.Or(snap.Cluster.Region, fargate.DefaultRegion) // unknown without EKS: the default's prices
 	price, err := fargate.PriceIn(region)
@@ -271,14 +270,4 @@ func declared(rctx *rules.Context, set *settings.Settings, ds []cluster.Declared
 		}
 	}
 	return out
-}
-
-// nextMinor is the minor version after v: "1.35" → "1.36".
-func nextMinor(v string) string {
-	major, minor, ok := strings.Cut(v, ".")
-	var n int
-	if _, err := fmt.Sscanf(minor, "%d", &n); !ok || err != nil {
-		return v
-	}
-	return fmt.Sprintf("%s.%d", major, n+1)
 }
