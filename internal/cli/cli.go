@@ -14,6 +14,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/plancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/rulescmd"
 	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
+	"github.com/fargatekit/fargatekit/internal/cli/spreadcmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 )
 
@@ -45,7 +46,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 		Short: "Find what breaks, moves or costs money on Amazon EKS with AWS Fargate",
 		Long: "fargatekit knows the hidden rules of EKS on Fargate: which pods Fargate profiles place there, what\n" +
 			"fargate-scheduler refuses, how it sizes and bills a pod, and what an upgrade removes; in manifests\n" +
-			"(check, plan) and in running clusters (scan, fix).",
+			"(check, plan) and in running clusters (scan, fix, spread).",
 		Example: "  # Check manifests against Fargate profiles from an eksctl config\n" +
 			"  fargatekit check --profiles cluster.yaml deploy/\n\n" +
 			"  # What a Terraform change of Fargate profiles does to the pods\n" +
@@ -53,6 +54,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  # A running cluster: pods left off Fargate, refused, piled into one AZ; then repair the drift\n" +
 			"  fargatekit scan\n" +
 			"  fargatekit fix drift --apply\n\n" +
+			"  # Replicas balanced across AZs on Fargate (one profile per AZ, a webhook that picks)\n" +
+			"  fargatekit spread install --emulator\n\n" +
 			"  # EKS on Fargate locally (build the control plane once: make controlplane)\n" +
 			"  fargatekit emulator up\n\n" +
 			"  # List the rules\n" +
@@ -73,6 +76,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/smithy-go"
@@ -18,9 +19,11 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
-// EKS reads a cluster and its Fargate profiles from the EKS API.
+// EKS reads a cluster and its Fargate profiles from the EKS API, and the
+// AZs of its subnets from EC2.
 type EKS struct {
 	Client  *eks.Client
+	EC2     *ec2.Client
 	Cluster string
 	Region  string
 }
@@ -60,7 +63,12 @@ func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
 			o.BaseEndpoint = aws.String(t.EKSEndpoint)
 		}
 	})
-	return &EKS{Client: client, Cluster: name, Region: cfg.Region}, nil
+	ec2Client := ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		if t.EC2Endpoint != "" {
+			o.BaseEndpoint = aws.String(t.EC2Endpoint)
+		}
+	})
+	return &EKS{Client: client, EC2: ec2Client, Cluster: name, Region: cfg.Region}, nil
 }
 
 // Describe returns the cluster's API server endpoint and VPC.
@@ -106,6 +114,26 @@ func (e *EKS) Profiles(ctx context.Context) ([]fargate.Profile, error) {
 				return nil, e.explain("eks:DescribeFargateProfile", err)
 			}
 			out = append(out, profile(d.FargateProfile))
+		}
+	}
+	return out, nil
+}
+
+// SubnetZones returns the AZ of each of the given subnets, from EC2
+// DescribeSubnets.
+func (e *EKS) SubnetZones(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pages := ec2.NewDescribeSubnetsPaginator(e.EC2, &ec2.DescribeSubnetsInput{SubnetIds: ids})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, e.explain("ec2:DescribeSubnets", err)
+		}
+		for _, s := range page.Subnets {
+			out[aws.ToString(s.SubnetId)] = aws.ToString(s.AvailabilityZone)
 		}
 	}
 	return out, nil

@@ -27,6 +27,8 @@ type Target struct {
 	Region string
 	// EKSEndpoint overrides the EKS API's endpoint (AWS_ENDPOINT_URL_EKS).
 	EKSEndpoint string
+	// EC2Endpoint overrides the EC2 API's endpoint (AWS_ENDPOINT_URL_EC2).
+	EC2Endpoint string
 }
 
 // Kube is a loaded kubeconfig context.
@@ -54,6 +56,13 @@ func LoadKube(t Target) (*Kube, error) {
 	raw, err := loader.RawConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig %s: %w", kubeconfigFiles(rules), err)
+	}
+	if len(raw.Contexts) == 0 && t.Kubeconfig == "" && t.Context == "" {
+		// In a pod, with no kubeconfig: its service account, as kubectl does.
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			cfg.QPS, cfg.Burst = 50, 100
+			return &Kube{Config: cfg, Context: "in-cluster"}, nil
+		}
 	}
 	if len(raw.Contexts) == 0 {
 		return nil, fmt.Errorf("no kubeconfig with a context at %s: give --kubeconfig or set KUBECONFIG "+

@@ -1,6 +1,7 @@
 // Package emulator runs EKS on Fargate locally: a real Kubernetes control
 // plane (started by kwokctl from binaries built from source), KWOK for
-// kubelets, and this package's daemon, which serves the EKS API, EKS's
+// kubelets, and this package's daemon, which serves the EKS API (and the
+// EC2 calls that describe the VPC), EKS's
 // Fargate admission webhook and fargate-scheduler.
 package emulator
 
@@ -18,7 +19,6 @@ import (
 	"path/filepath"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,7 +28,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/cert"
 
+	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/eks"
@@ -109,8 +111,17 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	hook := &placement.Webhook{Profiles: store.Active}
 	mux := http.NewServeMux()
 	mux.Handle(placement.WebhookPath, hook)
+	// EKS (rest-json) and EC2 (query) share the AWS endpoint.
+	ec2 := ec2api.NewServer(o.Config, nil)
+	awsAPI := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ec2api.IsRequest(r) {
+			ec2.ServeHTTP(w, r)
+			return
+		}
+		api.Handler().ServeHTTP(w, r)
+	})
 	servers := []*http.Server{
-		{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
 	}
 	errs := make(chan error, 4)
@@ -123,8 +134,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}()
 
 	url := "https://" + hookLn.Addr().String() + placement.WebhookPath
-	if err := registerWebhook(ctx, client, placement.Configuration(url, certPEM)); err != nil {
-		return err
+	if err := admission.Register(ctx, client, placement.Configuration(url, certPEM)); err != nil {
+		return fmt.Errorf("registering the Fargate webhook: %w", err)
 	}
 	// Deleting a profile stops its pods, as EKS does.
 	store.OnChange(func(name, from, to string) {
@@ -193,23 +204,6 @@ func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
 		return nil, nil, fmt.Errorf("saving the webhook key: %w", err)
 	}
 	return certPEM, keyPEM, nil
-}
-
-// registerWebhook creates or updates the MutatingWebhookConfiguration.
-func registerWebhook(ctx context.Context, client kubernetes.Interface, desired *admissionregistrationv1.MutatingWebhookConfiguration) error {
-	hooks := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	existing, err := hooks.Get(ctx, desired.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = hooks.Create(ctx, desired, metav1.CreateOptions{})
-	case err == nil:
-		desired.ResourceVersion = existing.ResourceVersion
-		_, err = hooks.Update(ctx, desired, metav1.UpdateOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("registering the Fargate webhook: %w", err)
-	}
-	return nil
 }
 
 // ensureNodeGroups creates the EC2 nodes of the managed node groups, spread

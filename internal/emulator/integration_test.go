@@ -921,7 +921,13 @@ func TestIntegrationDocuments(t *testing.T) {
 				"XDG_STATE_HOME="+state, "FARGATEKIT_CONTROLPLANE="+bin, "MAKEFLAGS=-s", "NO_COLOR=1")
 			t.Cleanup(func() { // whatever a failed walkthrough left running
 				dirs, _ := emulator.Find(filepath.Join(state, "fargatekit", "emulator"))
-				for _, d := range append(dirs, "/tmp/fk-demo") {
+				others, _ := emulator.Find("/tmp") // the documents name /tmp/fk-* state directories
+				for _, d := range others {
+					if strings.HasPrefix(d, "/tmp/fk-") {
+						dirs = append(dirs, d)
+					}
+				}
+				for _, d := range dirs {
 					fk(t, state, "delete", "--state-dir", d)
 				}
 			})

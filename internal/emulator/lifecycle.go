@@ -361,7 +361,9 @@ func GetStatus(o *Options) (Status, error) {
 // AllRunning reports whether every component runs.
 func (s Status) AllRunning() bool { return s.Recorded && len(s.Stopped) == 0 }
 
-func isControlPlane(p Process) bool { return p.Component != ComponentDaemon }
+func isControlPlane(p Process) bool {
+	return p.Component != ComponentDaemon && p.Component != ComponentSpread
+}
 
 // describe lists processes for a message: "etcd (pid 12, ports 2379), ...".
 func describe(ps []Process) string {

@@ -27,6 +27,19 @@ const (
 // Components lists every component an emulator runs.
 var Components = []string{ComponentEtcd, ComponentAPIServer, ComponentControllerManager, ComponentScheduler, ComponentKwok, ComponentDaemon}
 
+// ComponentSpread is `fargatekit spread serve` when `spread install
+// --emulator` started it: optional, listed after the components, stopped
+// with them.
+const ComponentSpread = "spread"
+
+// order ranks a component in reports.
+func order(c string) int {
+	if i := slices.Index(Components, c); i >= 0 {
+		return i
+	}
+	return len(Components)
+}
+
 // Process is a running process of an emulator, found by what it runs with:
 // every component names files of the emulator's state directory in its
 // arguments (kwokctl runs the control plane from there, the daemon gets
@@ -78,7 +91,7 @@ func Processes(dir string) ([]Process, error) {
 		out = append(out, Process{PID: pid, Component: c, Ports: portsOf(pid, listening)})
 	}
 	slices.SortFunc(out, func(a, b Process) int {
-		if d := slices.Index(Components, a.Component) - slices.Index(Components, b.Component); d != 0 {
+		if d := order(a.Component) - order(b.Component); d != 0 {
 			return d
 		}
 		return a.PID - b.PID
@@ -97,8 +110,11 @@ func component(args []string) string {
 		return base
 	}
 	for i := 1; i+1 < len(args); i++ {
-		if args[i] == "emulator" && args[i+1] == "serve" {
+		switch {
+		case args[i] == "emulator" && args[i+1] == "serve":
 			return ComponentDaemon
+		case args[i] == "spread" && args[i+1] == "serve":
+			return ComponentSpread
 		}
 	}
 	return ""
@@ -193,4 +209,18 @@ func terminate(ps []Process, grace time.Duration) []Process {
 		return waitGone(5 * time.Second)
 	}
 	return nil
+}
+
+// StopComponent stops the processes of one component of the emulator in
+// dir (SIGTERM, then SIGKILL after grace) and returns those that ran.
+func StopComponent(dir, component string, grace time.Duration) ([]Process, error) {
+	ps, err := Processes(dir)
+	if err != nil {
+		return nil, err
+	}
+	ps = slices.DeleteFunc(ps, func(p Process) bool { return p.Component != component })
+	if left := terminate(ps, grace); len(left) > 0 {
+		return ps, fmt.Errorf("still running after SIGKILL: %s", describe(left))
+	}
+	return ps, nil
 }

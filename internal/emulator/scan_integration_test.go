@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // scanReport is the part of scan's JSON document the tests read.
@@ -57,7 +59,7 @@ type scanReport struct {
 // plane's kubectl on the PATH.
 func (c *cluster) env() []string {
 	return append(os.Environ(),
-		"KUBECONFIG="+filepath.Join(c.state, "kubeconfig"), "AWS_ENDPOINT_URL_EKS="+c.eksURL,
+		"KUBECONFIG="+filepath.Join(c.state, "kubeconfig"), "AWS_ENDPOINT_URL_EKS="+c.eksURL, "AWS_ENDPOINT_URL_EC2="+c.eksURL,
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator",
 		"PATH="+c.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
@@ -263,7 +265,7 @@ func TestIntegrationScanCluster(t *testing.T) {
 	if !maps.Equal(perAZ, r.Cluster.PodsPerAZ) {
 		t.Errorf("scan counts Fargate pods per AZ %v, the cluster has %v", r.Cluster.PodsPerAZ, perAZ)
 	}
-	skewed := spread(perAZ) > 1
+	skewed := spread.Skew(perAZ, zones) > 1
 	if got := len(r.find("LV005", "Deployment", "apps", "web")) == 1; got != skewed {
 		t.Errorf("pods per AZ %v: az-skew reported %v, want %v", perAZ, got, skewed)
 	}
@@ -363,18 +365,6 @@ func (c *cluster) podsPerAZ(ns, app string) map[string]int {
 		out[n.Labels[corev1.LabelTopologyZone]]++
 	}
 	return out
-}
-
-func spread(m map[string]int) int {
-	lo, hi := -1, 0
-	for _, az := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
-		n := m[az]
-		if lo < 0 || n < lo {
-			lo = n
-		}
-		hi = max(hi, n)
-	}
-	return hi - lo
 }
 
 // helmInstall installs, with the Helm SDK, a chart whose Endpoints the next

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 )
@@ -85,6 +86,22 @@ func Find(root string) ([]string, error) {
 	}
 	slices.Sort(dirs)
 	return dirs, nil
+}
+
+// Only returns the state directory of the only emulator under root: ""
+// when there is none, an error when there are several.
+func Only(root string) (string, error) {
+	dirs, err := Find(root)
+	switch {
+	case err != nil:
+		return "", err
+	case len(dirs) > 1:
+		return "", fmt.Errorf("%d emulators in %s (%s): pick one with --state-dir; fargatekit emulator list shows them",
+			len(dirs), root, strings.Join(dirs, ", "))
+	case len(dirs) == 1:
+		return dirs[0], nil
+	}
+	return "", nil
 }
 
 // ConfigDiff names the fields in which two configurations differ, as their

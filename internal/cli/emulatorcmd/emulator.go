@@ -174,13 +174,13 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 // envLines are the exports for kubectl, the AWS CLI v1 (AWS_DEFAULT_REGION)
-// and v2, and the SDKs (AWS_REGION, AWS_ENDPOINT_URL_EKS), with dummy
+// and v2, and the SDKs (AWS_REGION, AWS_ENDPOINT_URL_EKS and _EC2), with dummy
 // credentials, which the emulator does not check.
 func envLines(o *emulator.Options) []string {
 	region := o.Config.Metadata.Region
 	return []string{
 		"export KUBECONFIG=" + o.Kubeconfig(),
-		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint(),
+		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_EC2=" + o.EKSEndpoint(),
 		"export AWS_REGION=" + region + " AWS_DEFAULT_REGION=" + region,
 		"export AWS_ACCESS_KEY_ID=emulator AWS_SECRET_ACCESS_KEY=emulator",
 	}
@@ -375,16 +375,10 @@ func (f *flagpole) findStateDir(given *clusterconfig.Config, verb string) (strin
 	case given != nil:
 		return filepath.Join(root, given.Metadata.Name), nil
 	}
-	dirs, err := emulator.Find(root)
-	if err != nil {
-		return "", err
-	}
+	dir, err := emulator.Only(root)
 	switch {
-	case len(dirs) == 1:
-		return dirs[0], nil
-	case len(dirs) > 1:
-		return "", fmt.Errorf("%d emulators in %s (%s): pick one with --state-dir; fargatekit emulator list shows them",
-			len(dirs), root, strings.Join(dirs, ", "))
+	case err != nil || dir != "":
+		return dir, err
 	case verb == "up" || verb == "serve":
 		return filepath.Join(root, clusterconfig.Default().Metadata.Name), nil
 	}

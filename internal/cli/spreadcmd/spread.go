@@ -1,0 +1,227 @@
+// Package spreadcmd implements `fargatekit spread`: Fargate pods balanced
+// across AZs by a mutating webhook and a rebalancer.
+package spreadcmd
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/cluster"
+	"github.com/fargatekit/fargatekit/internal/emulator"
+	"github.com/fargatekit/fargatekit/internal/spread"
+)
+
+// NewCommand returns the spread command.
+func NewCommand(s streams.Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "spread",
+		Short: "Balance each workload's Fargate pods across AZs: a webhook that places them, a rebalancer that evens them out",
+		Long: "fargate-scheduler ignores affinity and topology spread and draws each pod's subnet at random, so\n" +
+			"replicas pile into one AZ. spread fixes it with one Deployment per app: give each profile's pods one\n" +
+			"profile per AZ (same selectors, one subnet each); spread's webhook then sets, on each opted-in pod, the\n" +
+			"label eks.amazonaws.com/fargate-profile of the AZ where its workload has the fewest pods, and EKS's\n" +
+			"webhook honours it. A rebalancer evicts, one at a time and within PodDisruptionBudgets, from the\n" +
+			"fullest AZ of a workload that is skewed anyway (after a scale-down, say).\n\n" +
+			"Pods opt in with the label spread.fargatekit.io/enabled=true on their namespace or on the pod\n" +
+			"template. See docs/spread.md.",
+		Example: "  # On the emulator: start spread and register its webhook\n" +
+			"  fargatekit spread install --emulator\n" +
+			"  kubectl label namespace apps spread.fargatekit.io/enabled=true\n" +
+			"  kubectl -n apps rollout restart deployment web\n\n" +
+			"  # Run it yourself against a cluster (the Helm chart runs it in the cluster)\n" +
+			"  fargatekit spread serve --tls-cert-file tls.crt --tls-key-file tls.key",
+	}
+	cmd.AddCommand(newServe(), newInstall(s), newUninstall(s))
+	return cmd
+}
+
+func newServe() *cobra.Command {
+	var t cluster.Target
+	o := spread.Options{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run spread's webhook (TLS), rebalancer and metrics in the foreground",
+		Long: "serve reads the per-AZ Fargate profiles (ACTIVE, one subnet each) from the EKS API and their AZs from\n" +
+			"EC2 DescribeSubnets, and again every --refresh; when a read fails it keeps the last mapping and says so\n" +
+			"in its log and in fargatekit_spread_zone_refresh_errors_total. It serves the admission webhook on\n" +
+			"--listen (TLS) and /metrics, /healthz and /readyz on --metrics-listen. The rebalancer runs on the\n" +
+			"replica that holds the Lease fargatekit-spread in --lease-namespace.\n\n" +
+			"What it cannot start with (a certificate, the first read of the profiles, a port) stops it at start.",
+		Example: "  fargatekit spread serve --tls-cert-file /tls/tls.crt --tls-key-file /tls/tls.key\n" +
+			"  fargatekit spread serve --tls-cert-file tls.crt --tls-key-file tls.key --dry-run --log-level info",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.CertFile == "" || o.KeyFile == "" {
+				return errors.New("--tls-cert-file and --tls-key-file are required: the API server calls webhooks over TLS")
+			}
+			kube, err := cluster.LoadKube(t)
+			if err != nil {
+				return err
+			}
+			o.Client, err = kubernetes.NewForConfig(kube.Config)
+			if err != nil {
+				return fmt.Errorf("connecting to %s: %w", kube.Config.Host, err)
+			}
+			if o.AWS, err = cluster.NewEKS(cmd.Context(), t, kube); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return spread.Serve(ctx, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&t.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config, else the pod's service account)")
+	fl.StringVar(&t.Context, "context", "", "kubeconfig context (default: the current context)")
+	fl.StringVar(&t.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig context)")
+	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION)")
+	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
+	fl.StringVar(&t.EC2Endpoint, "ec2-endpoint", "", "EC2 API endpoint (default: AWS_ENDPOINT_URL_EC2, else AWS's)")
+	fl.StringVar(&o.WebhookAddr, "listen", ":8443", "address of the webhook (TLS)")
+	fl.StringVar(&o.CertFile, "tls-cert-file", "", "the webhook's serving certificate (PEM)")
+	fl.StringVar(&o.KeyFile, "tls-key-file", "", "the webhook's private key (PEM)")
+	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
+	fl.DurationVar(&o.Refresh, "refresh", time.Minute, "how often to read the per-AZ profiles again")
+	fl.BoolVar(&o.Rebalance, "rebalance", true, "run the rebalancer (on the replica holding the lease)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "the rebalancer says which pods it would evict (log, event, metric) and evicts none")
+	fl.DurationVar(&o.EvictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
+	fl.StringVar(&o.LeaseNamespace, "lease-namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "kube-system"), "namespace of the rebalancer's Lease (default: POD_NAMESPACE, else kube-system)")
+	fl.StringVar(&o.Identity, "identity", os.Getenv("POD_NAME"), "this replica's name in the Lease (default: POD_NAME, else host and pid)")
+	return cmd
+}
+
+// emulatorTarget finds the emulator of --state-dir, or the only one.
+func emulatorTarget(stateDir string) (string, *emulator.Record, error) {
+	dir := stateDir
+	if dir == "" {
+		var err error
+		if dir, err = emulator.Only(emulator.StateRoot()); err != nil {
+			return "", nil, err
+		}
+		if dir == "" {
+			return "", nil, fmt.Errorf("no emulator in %s: start one with `fargatekit emulator up`, or name its state directory with --state-dir", emulator.StateRoot())
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := emulator.ReadRecord(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if rec == nil {
+		return "", nil, fmt.Errorf("%s holds no emulator: give the --state-dir of one (fargatekit emulator list)", dir)
+	}
+	return dir, rec, nil
+}
+
+func emulatorClient(dir string) (kubernetes.Interface, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's kubeconfig (has it been started? fargatekit emulator up): %w", err)
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+func newInstall(s streams.Streams) *cobra.Command {
+	var stateDir string
+	var onEmulator, dryRun bool
+	var evictionInterval time.Duration
+	cmd := &cobra.Command{
+		Use:   "install --emulator",
+		Short: "Start spread for the running emulator and register its webhook (the Helm chart installs it in a cluster)",
+		Long: "install --emulator starts `fargatekit spread serve` in the background for the emulator, on loopback\n" +
+			"ports with a self-signed certificate, and registers its MutatingWebhookConfiguration\n" +
+			"0100-spread.fargatekit.io, which the API server calls before EKS's Fargate webhook. `emulator down`\n" +
+			"stops it; `spread uninstall --emulator` removes it.",
+		Example: "  fargatekit spread install --emulator\n" +
+			"  fargatekit spread install --emulator --state-dir /tmp/fk --dry-run",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !onEmulator {
+				return errors.New("only --emulator is supported here: install spread in a cluster with its Helm chart (docs/spread.md)")
+			}
+			dir, rec, err := emulatorTarget(stateDir)
+			if err != nil {
+				return err
+			}
+			client, err := emulatorClient(dir)
+			if err != nil {
+				return err
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding the fargatekit binary: %w", err)
+			}
+			in := spread.EmulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
+				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
+				ClusterName: rec.Config.Metadata.Name, Self: self}
+			in.ServeFlags = []string{"--eviction-interval", evictionInterval.String()}
+			if dryRun {
+				in.ServeFlags = append(in.ServeFlags, "--dry-run")
+			}
+			inst, err := spread.InstallEmulator(cmd.Context(), client, in)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "spread serves the webhook %s at %s (pid %d)\n", spread.WebhookConfigurationName, inst.WebhookURL, inst.PID)
+			fmt.Fprintf(s.Out, "metrics: %s\nlog: %s\n", inst.MetricsURL, inst.Log)
+			fmt.Fprintf(s.Out, "opt pods in: kubectl label namespace NAME %s=true\n", "spread.fargatekit.io/enabled")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "install for the emulator (required)")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "the rebalancer evicts nothing, only says what it would evict")
+	cmd.Flags().DurationVar(&evictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
+	return cmd
+}
+
+func newUninstall(s streams.Streams) *cobra.Command {
+	var stateDir string
+	var onEmulator bool
+	cmd := &cobra.Command{
+		Use:     "uninstall --emulator",
+		Short:   "Remove spread's webhook from the emulator and stop spread",
+		Example: "  fargatekit spread uninstall --emulator",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !onEmulator {
+				return errors.New("only --emulator is supported here: uninstall the Helm release in a cluster")
+			}
+			dir, _, err := emulatorTarget(stateDir)
+			if err != nil {
+				return err
+			}
+			client, err := emulatorClient(dir)
+			if err != nil {
+				return err
+			}
+			found, err := spread.UninstallEmulator(cmd.Context(), client, dir)
+			if err != nil {
+				return err
+			}
+			if found {
+				fmt.Fprintln(s.Out, "spread removed")
+			} else {
+				fmt.Fprintln(s.Out, "spread was not installed")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "uninstall from the emulator (required)")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
+	return cmd
+}

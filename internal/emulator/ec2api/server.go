@@ -1,0 +1,370 @@
+// Package ec2api is the part of the EC2 API the fargatekit emulator serves:
+// DescribeSubnets, DescribeVpcs and DescribeVpcAttribute over the cluster's
+// VPC, in EC2's query protocol (a form-encoded POST naming the Action,
+// answered in XML), so that aws-sdk-go-v2/service/ec2 and
+// `aws ec2 ... --endpoint-url` work against it unchanged. It shares the
+// emulator's AWS endpoint with the EKS API: [IsRequest] tells an EC2
+// request from an EKS one. Any credentials are accepted; requests are not
+// signature-checked.
+package ec2api
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+)
+
+// APIVersion is the EC2 API version of the responses' namespace.
+const APIVersion = "2016-11-15"
+
+const xmlns = "http://ec2.amazonaws.com/doc/" + APIVersion + "/"
+
+// maxBodyBytes bounds request bodies.
+const maxBodyBytes = 1 << 20
+
+// IsRequest reports whether r is an EC2 query request: a POST to / with a
+// form body. EKS's rest-json API never posts to /.
+func IsRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/" &&
+		strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
+}
+
+// Server answers EC2 requests about one emulated cluster's VPC.
+type Server struct {
+	cfg *clusterconfig.Config
+	log *slog.Logger
+}
+
+// NewServer returns the EC2 API of cfg's VPC.
+func NewServer(cfg *clusterconfig.Config, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{cfg: cfg, log: log}
+}
+
+// ServeHTTP answers one query request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := uuid.NewString()
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil || len(body) > maxBodyBytes {
+		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body could not be read or is too large."})
+		return
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body is not a valid query string."})
+		return
+	}
+	action := form.Get("Action")
+	s.log.Debug("EC2 API request", "action", action)
+	var out any
+	var aerr *apiError
+	switch action {
+	case "DescribeSubnets":
+		out, aerr = s.describeSubnets(form, requestID)
+	case "DescribeVpcs":
+		out, aerr = s.describeVpcs(form, requestID)
+	case "DescribeVpcAttribute":
+		out, aerr = s.describeVpcAttribute(form, requestID)
+	case "":
+		aerr = &apiError{http.StatusBadRequest, "MissingAction", "The request must contain the parameter Action."}
+	default:
+		aerr = &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("The action %s is not valid for this web service (the emulator serves DescribeSubnets, DescribeVpcs and DescribeVpcAttribute).", action)}
+	}
+	if aerr != nil {
+		s.fail(w, requestID, *aerr)
+		return
+	}
+	s.write(w, http.StatusOK, out)
+}
+
+// apiError is an EC2 error: its HTTP status, code and message.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+type errorResponse struct {
+	XMLName   xml.Name `xml:"Response"`
+	Errors    []xmlErr `xml:"Errors>Error"`
+	RequestID string   `xml:"RequestID"`
+}
+
+type xmlErr struct {
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+}
+
+func (s *Server) fail(w http.ResponseWriter, requestID string, e apiError) {
+	s.write(w, e.status, errorResponse{Errors: []xmlErr{{e.code, e.message}}, RequestID: requestID})
+}
+
+func (s *Server) write(w http.ResponseWriter, status int, v any) {
+	data, err := xml.Marshal(v)
+	if err != nil {
+		s.log.Error("EC2 API cannot encode its answer", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(xml.Header))
+	_, _ = w.Write(data)
+}
+
+// A filter of a Describe call: Filter.N.Name with its Filter.N.Value.M.
+type filter struct {
+	name   string
+	values []string
+}
+
+var filterKey = regexp.MustCompile(`^Filter\.(\d+)\.Name$`)
+
+// filters reads the Filter.N parameters, refusing names the call does not
+// know.
+func filters(form url.Values, known []string) ([]filter, *apiError) {
+	var out []filter
+	for key := range form {
+		m := filterKey.FindStringSubmatch(key)
+		if m == nil {
+			continue
+		}
+		f := filter{name: form.Get(key), values: list(form, "Filter."+m[1]+".Value")}
+		if !slices.Contains(known, f.name) && !strings.HasPrefix(f.name, "tag:") {
+			return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("The filter '%s' is invalid", f.name)}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// list reads prefix.1, prefix.2, ... until the first absent one.
+func list(form url.Values, prefix string) []string {
+	var out []string
+	for i := 1; ; i++ {
+		v, ok := form[prefix+"."+strconv.Itoa(i)]
+		if !ok {
+			return out
+		}
+		out = append(out, v...)
+	}
+}
+
+// matches reports whether every filter lets through an object whose
+// attributes are attrs (tags as "tag:Key").
+func matches(fs []filter, attrs map[string]string) bool {
+	for _, f := range fs {
+		v, ok := attrs[f.name]
+		if !ok || !slices.Contains(f.values, v) {
+			return false
+		}
+	}
+	return true
+}
+
+type tag struct {
+	Key   string `xml:"key"`
+	Value string `xml:"value"`
+}
+
+type subnet struct {
+	SubnetID                string `xml:"subnetId"`
+	SubnetArn               string `xml:"subnetArn"`
+	State                   string `xml:"state"`
+	OwnerID                 string `xml:"ownerId"`
+	VpcID                   string `xml:"vpcId"`
+	CidrBlock               string `xml:"cidrBlock"`
+	AvailableIPAddressCount int    `xml:"availableIpAddressCount"`
+	AvailabilityZone        string `xml:"availabilityZone"`
+	AvailabilityZoneID      string `xml:"availabilityZoneId"`
+	DefaultForAz            bool   `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool   `xml:"mapPublicIpOnLaunch"`
+	Tags                    []tag  `xml:"tagSet>item"`
+}
+
+type describeSubnetsResponse struct {
+	XMLName   xml.Name `xml:"DescribeSubnetsResponse"`
+	Xmlns     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Subnets   []subnet `xml:"subnetSet>item"`
+}
+
+// subnets lists the VPC's subnets in AZ order, private before public.
+func (s *Server) subnets() []subnet {
+	var out []subnet
+	for _, kind := range []struct {
+		name    string
+		subnets map[string]clusterconfig.Subnet
+		public  bool
+	}{{"private", s.cfg.VPC.Subnets.Private, false}, {"public", s.cfg.VPC.Subnets.Public, true}} {
+		for i, az := range s.cfg.AvailabilityZones {
+			sn, ok := kind.subnets[az]
+			if !ok {
+				continue
+			}
+			role := "kubernetes.io/role/internal-elb"
+			if kind.public {
+				role = "kubernetes.io/role/elb"
+			}
+			out = append(out, subnet{
+				SubnetID:                sn.ID,
+				SubnetArn:               fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.cfg.Metadata.Region, s.cfg.AccountID, sn.ID),
+				State:                   "available",
+				OwnerID:                 s.cfg.AccountID,
+				VpcID:                   s.cfg.VPC.ID,
+				CidrBlock:               sn.CIDR,
+				AvailableIPAddressCount: usable(sn.CIDR),
+				AvailabilityZone:        az,
+				AvailabilityZoneID:      ZoneID(s.cfg.Metadata.Region, i),
+				MapPublicIPOnLaunch:     kind.public,
+				Tags:                    []tag{{"Name", fmt.Sprintf("%s-%s-%s", s.cfg.Metadata.Name, kind.name, az)}, {role, "1"}},
+			})
+		}
+	}
+	return out
+}
+
+// usable is how many addresses of a subnet AWS lets instances use: all but
+// the first four and the last.
+func usable(cidr string) int {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || p.Bits() > 28 {
+		return 0
+	}
+	return 1<<(32-p.Bits()) - 5
+}
+
+func (s *Server) describeSubnets(form url.Values, requestID string) (any, *apiError) {
+	fs, aerr := filters(form, []string{"vpc-id", "subnet-id", "availability-zone", "availability-zone-id", "state", "cidr-block"})
+	if aerr != nil {
+		return nil, aerr
+	}
+	ids := list(form, "SubnetId")
+	all := s.subnets()
+	for _, id := range ids {
+		if !slices.ContainsFunc(all, func(sn subnet) bool { return sn.SubnetID == id }) {
+			return nil, &apiError{http.StatusBadRequest, "InvalidSubnetID.NotFound", fmt.Sprintf("The subnet ID '%s' does not exist", id)}
+		}
+	}
+	resp := describeSubnetsResponse{Xmlns: xmlns, RequestID: requestID}
+	for _, sn := range all {
+		attrs := map[string]string{"vpc-id": sn.VpcID, "subnet-id": sn.SubnetID, "availability-zone": sn.AvailabilityZone,
+			"availability-zone-id": sn.AvailabilityZoneID, "state": sn.State, "cidr-block": sn.CidrBlock}
+		for _, t := range sn.Tags {
+			attrs["tag:"+t.Key] = t.Value
+		}
+		if (len(ids) == 0 || slices.Contains(ids, sn.SubnetID)) && matches(fs, attrs) {
+			resp.Subnets = append(resp.Subnets, sn)
+		}
+	}
+	return resp, nil
+}
+
+type vpc struct {
+	VpcID           string `xml:"vpcId"`
+	OwnerID         string `xml:"ownerId"`
+	State           string `xml:"state"`
+	CidrBlock       string `xml:"cidrBlock"`
+	DhcpOptionsID   string `xml:"dhcpOptionsId"`
+	InstanceTenancy string `xml:"instanceTenancy"`
+	IsDefault       bool   `xml:"isDefault"`
+	Tags            []tag  `xml:"tagSet>item"`
+}
+
+type describeVpcsResponse struct {
+	XMLName   xml.Name `xml:"DescribeVpcsResponse"`
+	Xmlns     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Vpcs      []vpc    `xml:"vpcSet>item"`
+}
+
+func (s *Server) describeVpcs(form url.Values, requestID string) (any, *apiError) {
+	fs, aerr := filters(form, []string{"vpc-id", "state", "cidr", "is-default"})
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := s.knownVPCs(list(form, "VpcId")); aerr != nil {
+		return nil, aerr
+	}
+	v := vpc{VpcID: s.cfg.VPC.ID, OwnerID: s.cfg.AccountID, State: "available", CidrBlock: s.cfg.VPC.CIDR,
+		DhcpOptionsID: "dopt-0emulator", InstanceTenancy: "default", Tags: []tag{{"Name", s.cfg.Metadata.Name + "-vpc"}}}
+	resp := describeVpcsResponse{Xmlns: xmlns, RequestID: requestID}
+	if matches(fs, map[string]string{"vpc-id": v.VpcID, "state": v.State, "cidr": v.CidrBlock, "is-default": "false", "tag:Name": v.Tags[0].Value}) {
+		resp.Vpcs = []vpc{v}
+	}
+	return resp, nil
+}
+
+// knownVPCs refuses any VPC ID but the cluster's.
+func (s *Server) knownVPCs(ids []string) *apiError {
+	for _, id := range ids {
+		if id != s.cfg.VPC.ID {
+			return &apiError{http.StatusBadRequest, "InvalidVpcID.NotFound", fmt.Sprintf("The vpc ID '%s' does not exist", id)}
+		}
+	}
+	return nil
+}
+
+type boolValue struct {
+	Value bool `xml:"value"`
+}
+
+type describeVpcAttributeResponse struct {
+	XMLName            xml.Name   `xml:"DescribeVpcAttributeResponse"`
+	Xmlns              string     `xml:"xmlns,attr"`
+	RequestID          string     `xml:"requestId"`
+	VpcID              string     `xml:"vpcId"`
+	EnableDNSHostnames *boolValue `xml:"enableDnsHostnames,omitempty"`
+	EnableDNSSupport   *boolValue `xml:"enableDnsSupport,omitempty"`
+}
+
+func (s *Server) describeVpcAttribute(form url.Values, requestID string) (any, *apiError) {
+	id := form.Get("VpcId")
+	if id == "" {
+		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter VpcId"}
+	}
+	if aerr := s.knownVPCs([]string{id}); aerr != nil {
+		return nil, aerr
+	}
+	resp := describeVpcAttributeResponse{Xmlns: xmlns, RequestID: requestID, VpcID: id}
+	switch a := form.Get("Attribute"); a {
+	case "enableDnsHostnames":
+		resp.EnableDNSHostnames = &boolValue{s.cfg.DNSHostnames()}
+	case "enableDnsSupport":
+		resp.EnableDNSSupport = &boolValue{true}
+	case "":
+		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter Attribute"}
+	default:
+		return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter attribute is invalid. The emulator knows enableDnsHostnames and enableDnsSupport.", a)}
+	}
+	return resp, nil
+}
+
+// ZoneID is the AZ ID of the i-th AZ of a region, as EC2 writes them:
+// "use1-az1" for us-east-1's first. (Which ID belongs to which AZ name
+// differs between AWS accounts; the emulator numbers them in order.)
+func ZoneID(region string, i int) string {
+	parts := strings.Split(region, "-")
+	if len(parts) != 3 {
+		return fmt.Sprintf("%s-az%d", region, i+1)
+	}
+	dir := map[string]string{"east": "e", "west": "w", "north": "n", "south": "s", "central": "c",
+		"northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw"}[parts[1]]
+	if dir == "" {
+		dir = parts[1]
+	}
+	return fmt.Sprintf("%s%s%s-az%d", parts[0], dir, parts[2], i+1)
+}

@@ -1,0 +1,295 @@
+package emulator_test
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fargatekit/fargatekit/pkg/spread"
+)
+
+// rollouts is how many rollout restarts TestIntegrationSpread makes with
+// spread and without it; docs/benchmarks.md reports a run with 100.
+var rollouts = flag.Int("spread.rollouts", 20, "rollout restarts of TestIntegrationSpread, with spread and without")
+
+// zones are the emulator's AZs.
+var zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+
+// spreadDeployment is a Deployment whose rollouts create every new replica
+// at once (maxSurge 100%): a burst, as a ReplicaSet scaling up makes.
+func spreadDeployment(ns, name string, replicas int32) *appsv1.Deployment {
+	d := deployment(ns, name, replicas, nil)
+	surge, unavailable := intstr.FromString("100%"), intstr.FromInt32(0)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}}
+	return d
+}
+
+// running returns the pods per AZ of a Deployment when it runs exactly
+// replicas pods, all Running and none Terminating; an error otherwise.
+func (c *cluster) running(ns, app string, replicas int) (map[string]int, error) {
+	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return nil, err
+	}
+	load := map[string]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+			return nil, fmt.Errorf("pod %s is %s (terminating: %v)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+		}
+		n, err := c.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		load[n.Labels[corev1.LabelTopologyZone]]++
+	}
+	if len(pods.Items) != replicas {
+		return nil, fmt.Errorf("%d pods, want %d", len(pods.Items), replicas)
+	}
+	return load, nil
+}
+
+// settled waits until a Deployment's rollout is over (see running) and
+// returns its pods per AZ.
+func (c *cluster) settled(ns, app string, replicas int) map[string]int {
+	c.t.Helper()
+	var load map[string]int
+	eventually(c.t, 2*time.Minute, fmt.Sprintf("%s/%s settles at %d Running pods", ns, app, replicas), func() (err error) {
+		load, err = c.running(ns, app, replicas)
+		return err
+	})
+	return load
+}
+
+// rolloutSkews restarts a Deployment n times and returns the AZ skew of
+// its pods after each rollout.
+func (c *cluster) rolloutSkews(ns, app string, replicas, n int) []int {
+	c.t.Helper()
+	skews := make([]int, n)
+	for i := range n {
+		c.restart(ns, app)
+		eventually(c.t, time.Minute, "the rollout starts", func() error {
+			d, err := c.kube.AppsV1().Deployments(ns).Get(ctx, app, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != int32(replicas) || d.Status.Replicas != int32(replicas) {
+				return fmt.Errorf("observed generation %d of %d, %d updated, %d replicas", d.Status.ObservedGeneration, d.Generation, d.Status.UpdatedReplicas, d.Status.Replicas)
+			}
+			return nil
+		})
+		skews[i] = spread.Skew(c.settled(ns, app, replicas), zones)
+	}
+	return skews
+}
+
+// metric reads one sample of spread's /metrics, 0 when absent.
+func metric(t *testing.T, url, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("reading spread's metrics: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", sample, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+var metricsURL = regexp.MustCompile(`metrics: (\S+)`)
+var spreadPID = regexp.MustCompile(`\(pid (\d+)\)`)
+
+// installSpread runs `fargatekit spread install --emulator` and returns its
+// metrics URL and pid.
+func (c *cluster) installSpread(env []string, flags ...string) (string, int) {
+	c.t.Helper()
+	out, errOut, code := c.fargatekit(env, append([]string{"spread", "install", "--emulator", "--state-dir", c.state}, flags...)...)
+	if code != 0 {
+		c.t.Fatalf("spread install exit %d:\n%s\n%s", code, out, errOut)
+	}
+	m, p := metricsURL.FindStringSubmatch(out), spreadPID.FindStringSubmatch(out)
+	if m == nil || p == nil {
+		c.t.Fatalf("spread install does not say where it serves:\n%s", out)
+	}
+	pid, _ := strconv.Atoi(p[1])
+	return m[1], pid
+}
+
+// TestIntegrationSpread: with spread, every rollout of a 3-replica
+// Deployment over three per-AZ profiles is balanced and a burst of 30 lands
+// 10/10/10; without it (one profile over three subnets, in the same run)
+// fargate-scheduler's draws are balanced a fraction of the time; a dead
+// webhook admits pods as EKS alone would; the rebalancer evens out a
+// workload skewed by placements made without spread, within its
+// PodDisruptionBudget.
+func TestIntegrationSpread(t *testing.T) {
+	c := start(t, "spread")
+	env := c.env()
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
+	} {
+		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metrics, pid := c.installSpread(env, "--eviction-interval", "500ms")
+
+	began := time.Now()
+	c.deploy(spreadDeployment("apps", "web", 3))
+	if load := c.settled("apps", "web", 3); spread.Skew(load, zones) != 0 {
+		t.Errorf("web's first 3 replicas: %v, want one per AZ", load)
+	}
+	for i, s := range c.rolloutSkews("apps", "web", 3, *rollouts) {
+		if s > 1 {
+			t.Errorf("with spread, rollout %d left web skewed by %d", i+1, s)
+		}
+	}
+	t.Logf("with spread: %d rollouts of 3 replicas in %s", *rollouts, time.Since(began).Round(time.Second))
+
+	c.deploy(spreadDeployment("plain", "web", 3))
+	c.settled("plain", "web", 3)
+	balanced := 0
+	for _, s := range c.rolloutSkews("plain", "web", 3, *rollouts) {
+		if s == 0 {
+			balanced++
+		}
+	}
+	t.Logf("without spread (one profile over three subnets): %d of %d rollouts balanced (%.0f%%; 3!/3^3 = 22%% expected)",
+		balanced, *rollouts, 100*float64(balanced)/float64(*rollouts))
+	if balanced == *rollouts {
+		t.Errorf("without spread every one of %d rollouts was balanced: the comparison shows nothing", *rollouts)
+	}
+	pods, err := c.kube.CoreV1().Pods("plain").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if z, ok := p.Annotations[spread.ZoneAnnotation]; ok {
+			t.Errorf("pod plain/%s of a namespace not opted in was placed by spread (%s)", p.Name, z)
+		}
+	}
+
+	// A burst: 0 → 30 replicas at once.
+	scale(t, c, "apps", "web", 0)
+	c.settled("apps", "web", 0)
+	scale(t, c, "apps", "web", 30)
+	want := map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}
+	if load := c.settled("apps", "web", 30); !equal(load, want) {
+		t.Errorf("scaled 0 → 30 with spread: %v, want %v", load, want)
+	}
+	if got := metric(t, metrics, `fargatekit_spread_placements_total{zone="us-east-1b"}`); got < 10 {
+		t.Errorf("fargatekit_spread_placements_total of us-east-1b = %v, want at least 10", got)
+	}
+	scale(t, c, "apps", "web", 0)
+
+	// A dead webhook: pods are admitted as EKS alone would, to the first
+	// per-AZ profile by name (the user guide's rule).
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.deploy(spreadDeployment("apps", "lopsided", 6))
+	if load := c.settled("apps", "lopsided", 6); load["us-east-1a"] != 6 {
+		t.Fatalf("with spread dead, lopsided is %v, want all 6 in us-east-1a (profile apps-us-east-1a, first by name)", load)
+	}
+
+	// The rebalancer: held by a PodDisruptionBudget, then free.
+	minAvailable := intstr.FromInt32(6)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "lopsided", Namespace: "apps"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "lopsided"}}}}
+	if _, err := c.kube.PolicyV1().PodDisruptionBudgets("apps").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ = c.installSpread(env, "--eviction-interval", "500ms")
+	eventually(t, time.Minute, "the PodDisruptionBudget blocks an eviction", func() error {
+		if n := metric(t, metrics, `fargatekit_spread_evictions_total{result="blocked"}`); n == 0 {
+			return fmt.Errorf("no blocked eviction yet")
+		}
+		return nil
+	})
+	if n := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`); n != 0 {
+		t.Errorf("%v evictions while the PodDisruptionBudget forbids any", n)
+	}
+	if err := c.kube.PolicyV1().PodDisruptionBudgets("apps").Delete(ctx, "lopsided", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var load map[string]int
+	eventually(t, 3*time.Minute, "the rebalancer evens lopsided out", func() (err error) {
+		if load, err = c.running("apps", "lopsided", 6); err == nil && spread.Skew(load, zones) > 1 {
+			err = fmt.Errorf("lopsided is %v", load)
+		}
+		return err
+	})
+	if n := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`); n != 4 {
+		t.Errorf("%v evictions to go from 6/0/0 to %v, want the fewest: 4", n, load)
+	}
+	if got := metric(t, metrics, `fargatekit_spread_skew{namespace="apps",owner="ReplicaSet/`+replicaSet(t, c, "apps", "lopsided")+`"}`); got > 1 {
+		t.Errorf("fargatekit_spread_skew of lopsided = %v after rebalancing", got)
+	}
+	events, err := c.kube.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Deployment,involvedObject.name=lopsided,reason=SpreadRebalance"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) < 4 {
+		t.Errorf("%d SpreadRebalance events on Deployment lopsided, want one per eviction and one per blocked try", len(events.Items))
+	}
+
+	out, errOut, code := c.fargatekit(env, "spread", "uninstall", "--emulator", "--state-dir", c.state)
+	if code != 0 || !strings.Contains(out, "spread removed") {
+		t.Errorf("spread uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "0100-spread.fargatekit.io", metav1.GetOptions{}); err == nil {
+		t.Error("spread's webhook configuration is still there after uninstall")
+	}
+}
+
+func scale(t *testing.T, c *cluster, ns, name string, replicas int32) {
+	t.Helper()
+	s, err := c.kube.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Replicas = replicas
+	if _, err := c.kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func replicaSet(t *testing.T, c *cluster, ns, deployment string) string {
+	t.Helper()
+	rss, err := c.kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + deployment})
+	if err != nil || len(rss.Items) != 1 {
+		t.Fatalf("the ReplicaSets of %s: %v (%d)", deployment, err, len(rss.Items))
+	}
+	return rss.Items[0].Name
+}
+
+func equal(a, b map[string]int) bool {
+	for _, z := range zones {
+		if a[z] != b[z] {
+			return false
+		}
+	}
+	return true
+}

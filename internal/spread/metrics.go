@@ -1,0 +1,64 @@
+package spread
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are spread's Prometheus metrics, documented in docs/spread.md.
+type Metrics struct {
+	admissions    *prometheus.CounterVec
+	placements    *prometheus.CounterVec
+	latency       prometheus.Histogram
+	skew          *prometheus.GaugeVec
+	evictions     *prometheus.CounterVec
+	refreshErrors prometheus.Counter
+	profiles      prometheus.Gauge
+	refreshed     prometheus.Gauge
+}
+
+// NewMetrics registers the metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fargatekit_spread_admissions_total",
+			Help: "Pods the webhook was asked about, by result: placed, untouched (not opted in to any per-AZ profile set, or a profile chosen by the pod) or error (admitted unchanged).",
+		}, []string{"result"}),
+		placements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fargatekit_spread_placements_total",
+			Help: "Pods the webhook sent to each AZ.",
+		}, []string{"zone"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "fargatekit_spread_admission_duration_seconds",
+			Help:    "Time the webhook takes to decide on a pod.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1},
+		}),
+		skew: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fargatekit_spread_skew",
+			Help: "Max minus min of a workload's Fargate pods across its AZs, as the rebalancer last saw it.",
+		}, []string{"namespace", "owner"}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fargatekit_spread_evictions_total",
+			Help: "Rebalancing evictions, by result: evicted, blocked (a PodDisruptionBudget refused), dry-run, or failed.",
+		}, []string{"result"}),
+		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fargatekit_spread_zone_refresh_errors_total",
+			Help: "Failed reads of the per-AZ profiles from the EKS and EC2 APIs; the last known mapping stays in use.",
+		}),
+		profiles: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fargatekit_spread_zone_profiles",
+			Help: "Per-AZ Fargate profiles (ACTIVE, one subnet) in use.",
+		}),
+		refreshed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "fargatekit_spread_zone_refresh_timestamp_seconds",
+			Help: "When the per-AZ profiles were last read successfully (Unix time).",
+		}),
+	}
+	reg.MustRegister(m.admissions, m.placements, m.latency, m.skew, m.evictions, m.refreshErrors, m.profiles, m.refreshed)
+	for _, r := range []string{"placed", "untouched", "error"} {
+		m.admissions.WithLabelValues(r)
+	}
+	for _, r := range []string{"evicted", "blocked", "dry-run", "failed"} {
+		m.evictions.WithLabelValues(r)
+	}
+	return m
+}

@@ -1,0 +1,224 @@
+// Package spread runs `fargatekit spread serve`: a mutating admission
+// webhook that sends each opted-in Fargate pod to the AZ where its
+// workload has the fewest pods (through the per-AZ profile the label
+// eks.amazonaws.com/fargate-profile names), a rebalancer that evicts pods
+// from the fullest AZ of a workload that is skewed anyway, and their
+// Prometheus metrics. The decisions are pkg/spread's; this package reads
+// the cluster and acts.
+package spread
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fargatekit/fargatekit/internal/admission"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/spread"
+)
+
+// DefaultRecent is how long the placer remembers its own admissions: longer
+// than the pod cache takes to see a pod created.
+const DefaultRecent = 30 * time.Second
+
+// byController indexes pods by the UID of their controller.
+const byController = "controller"
+
+// Placer decides the AZ of each pod the webhook is asked about. It counts
+// a workload's pods per AZ from a cache of pods, plus the pods it admitted
+// that the cache has not seen yet: a ReplicaSet creates replicas faster
+// than any cache is updated.
+type Placer struct {
+	pods  cache.Indexer
+	nodes cache.Indexer
+	zones atomic.Pointer[spread.Zones]
+	// Recent is how long an admission is remembered; DefaultRecent if 0.
+	Recent  time.Duration
+	now     func() time.Time
+	metrics *Metrics
+
+	mu     sync.Mutex
+	recent map[types.UID][]admitted
+}
+
+// admitted is one pod the placer sent to an AZ.
+type admitted struct {
+	token, zone string
+	at          time.Time
+}
+
+// NewPlacer returns a placer over caches of pods and nodes (see Indexers).
+func NewPlacer(pods, nodes cache.Indexer, m *Metrics) *Placer {
+	p := &Placer{pods: pods, nodes: nodes, now: time.Now, metrics: m, recent: map[types.UID][]admitted{}}
+	p.SetZones(spread.Zones{})
+	return p
+}
+
+// Indexers are what the pod cache needs.
+var Indexers = cache.Indexers{byController: func(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if c := metav1.GetControllerOfNoCopy(pod); c != nil {
+		return []string{string(c.UID)}, nil
+	}
+	return nil, nil
+}}
+
+// SetZones replaces the per-AZ profiles.
+func (p *Placer) SetZones(z spread.Zones) { p.zones.Store(&z) }
+
+// Zones returns the per-AZ profiles in use.
+func (p *Placer) Zones() spread.Zones { return *p.zones.Load() }
+
+// Mutate is the webhook's decision for a pod being created: the patch that
+// labels it with the per-AZ profile of its workload's least-loaded AZ, or
+// nil to leave it as it is (a pod that chose its profile itself, or that
+// no two per-AZ profiles match).
+func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]admission.PatchOp, error) {
+	start := p.now()
+	defer func() { p.metrics.latency.Observe(time.Since(start).Seconds()) }()
+	if _, chosen := pod.Labels[fargate.ProfileLabel]; chosen {
+		p.metrics.admissions.WithLabelValues("untouched").Inc()
+		return nil, nil
+	}
+	opts := p.Zones().For(pod.Namespace, pod.Labels)
+	if opts == nil {
+		p.metrics.admissions.WithLabelValues("untouched").Inc()
+		return nil, nil
+	}
+	owner := metav1.GetControllerOfNoCopy(pod)
+	key := pod.Namespace + "/" + pod.GenerateName + pod.Name
+	var choice spread.Option
+	if owner == nil {
+		choice = spread.Pick(opts, nil, key) // a bare pod: nothing to balance with
+	} else {
+		key = string(owner.UID)
+		p.mu.Lock()
+		load, err := p.load(owner.UID)
+		if err != nil {
+			p.mu.Unlock()
+			p.metrics.admissions.WithLabelValues("error").Inc()
+			return nil, err
+		}
+		choice = spread.Pick(opts, load, key)
+		p.recent[owner.UID] = append(p.recent[owner.UID], admitted{token: string(req.UID), zone: choice.Zone, at: p.now()})
+		p.mu.Unlock()
+	}
+	p.metrics.admissions.WithLabelValues("placed").Inc()
+	p.metrics.placements.WithLabelValues(choice.Zone).Inc()
+	slog.Debug("spread placed a pod", "namespace", pod.Namespace, "pod", key, "zone", choice.Zone, "profile", choice.Profile)
+	ops := admission.MapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, choice.Profile)
+	annotations := map[string]string{spread.ZoneAnnotation: choice.Zone, spread.AdmissionAnnotation: string(req.UID)}
+	if pod.Annotations == nil {
+		return append(ops, admission.PatchOp{Op: "add", Path: "/metadata/annotations", Value: annotations}), nil
+	}
+	for _, k := range []string{spread.ZoneAnnotation, spread.AdmissionAnnotation} {
+		ops = append(ops, admission.MapEntry("/metadata/annotations", pod.Annotations, k, annotations[k])...)
+	}
+	return ops, nil
+}
+
+// load counts, by AZ, the live pods of the controller with this UID, and
+// its recent admissions the cache has not seen. The caller holds p.mu.
+func (p *Placer) load(uid types.UID) (map[string]int, error) {
+	load := map[string]int{}
+	seen := map[string]bool{}
+	objs, err := p.pods.ByIndex(byController, string(uid))
+	if err != nil {
+		return nil, fmt.Errorf("counting the pods of controller %s: %w", uid, err)
+	}
+	for _, obj := range objs {
+		pod := obj.(*corev1.Pod)
+		seen[pod.Annotations[spread.AdmissionAnnotation]] = true
+		if !Live(pod) {
+			continue
+		}
+		if z := p.ZoneOf(pod); z != "" {
+			load[z]++
+		}
+	}
+	now, keep := p.now(), p.recent[uid][:0]
+	for _, a := range p.recent[uid] {
+		if now.Sub(a.at) > p.recentFor() {
+			continue
+		}
+		keep = append(keep, a)
+		if !seen[a.token] {
+			load[a.zone]++
+		}
+	}
+	if len(keep) == 0 {
+		delete(p.recent, uid)
+	} else {
+		p.recent[uid] = keep
+	}
+	return load, nil
+}
+
+func (p *Placer) recentFor() time.Duration {
+	if p.Recent > 0 {
+		return p.Recent
+	}
+	return DefaultRecent
+}
+
+// Live reports whether a pod counts in its workload's balance: not
+// finished, not being deleted.
+func Live(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// ZoneOf returns a pod's AZ: the one spread chose, else its per-AZ
+// profile's, else its node's; "" when none is known yet.
+func (p *Placer) ZoneOf(pod *corev1.Pod) string {
+	if z := pod.Annotations[spread.ZoneAnnotation]; z != "" {
+		return z
+	}
+	if z, ok := p.Zones().Zone(pod.Labels[fargate.ProfileLabel]); ok {
+		return z
+	}
+	if pod.Spec.NodeName == "" || p.nodes == nil {
+		return ""
+	}
+	if obj, ok, _ := p.nodes.GetByKey(pod.Spec.NodeName); ok {
+		return obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
+	}
+	return ""
+}
+
+// StripPod keeps of a pod what the placer and the rebalancer read, so
+// that a cache of every pod of a large cluster stays small.
+func StripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
+			Labels: pod.Labels, OwnerReferences: pod.OwnerReferences, CreationTimestamp: pod.CreationTimestamp,
+			DeletionTimestamp: pod.DeletionTimestamp,
+		},
+		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions},
+	}
+	for _, k := range []string{spread.ZoneAnnotation, spread.AdmissionAnnotation} {
+		if v, ok := pod.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,204 @@
+package spread
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fargatekit/fargatekit/pkg/spread"
+)
+
+// waitReplacement bounds how long the rebalancer waits for the replacement
+// of a pod it evicted to be Ready before it looks at that workload afresh.
+const waitReplacement = 5 * time.Minute
+
+// Rebalancer evicts, one pod at a time, from the fullest AZ of each
+// opted-in workload whose Fargate pods are skewed by more than one.
+type Rebalancer struct {
+	Client kubernetes.Interface
+	Placer *Placer
+	// Namespaces is a cache of namespaces, for their opt-in label.
+	Namespaces cache.Indexer
+	// DryRun reports the evictions it would make (log, event, metric)
+	// without making them.
+	DryRun  bool
+	Metrics *Metrics
+	now     func() time.Time
+
+	// waiting holds, per controller, the Ready pods to wait for after an
+	// eviction, and until when.
+	waiting map[types.UID]wait
+}
+
+type wait struct {
+	ready int
+	until time.Time
+}
+
+// group is the live pods of one opted-in controller.
+type group struct {
+	ns    string
+	owner metav1.OwnerReference
+	pods  []*corev1.Pod
+}
+
+// Pass looks at every workload once and evicts at most one pod. It returns
+// whether it evicted (or, in a dry run, would have).
+func (r *Rebalancer) Pass(ctx context.Context) bool {
+	if r.waiting == nil {
+		r.waiting = map[types.UID]wait{}
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	zones := r.Placer.Zones()
+	for _, g := range r.groups() {
+		opts := zones.For(g.ns, g.pods[0].Labels)
+		if opts == nil {
+			continue
+		}
+		names := make([]string, len(opts))
+		for i, o := range opts {
+			names[i] = o.Zone
+		}
+		members := make([]spread.Member, 0, len(g.pods))
+		load, ready := map[string]int{}, 0
+		for _, p := range g.pods {
+			m := spread.Member{Namespace: p.Namespace, Name: p.Name, Zone: r.Placer.ZoneOf(p), Ready: podReady(p), Created: p.CreationTimestamp.Time}
+			members = append(members, m)
+			load[m.Zone]++
+			if m.Ready {
+				ready++
+			}
+		}
+		ownerName := g.owner.Kind + "/" + g.owner.Name
+		r.Metrics.skew.WithLabelValues(g.ns, ownerName).Set(float64(spread.Skew(load, names)))
+		if w, ok := r.waiting[g.owner.UID]; ok && ready < w.ready && now().Before(w.until) {
+			continue // the replacement of the last eviction is not Ready yet
+		}
+		delete(r.waiting, g.owner.UID)
+		victim, ok := spread.Victim(members, names)
+		if !ok {
+			continue
+		}
+		r.evict(ctx, g, victim, load)
+		r.waiting[g.owner.UID] = wait{ready: ready, until: now().Add(waitReplacement)}
+		return true
+	}
+	return false
+}
+
+// groups gathers the live pods of opted-in controllers by controller, in a
+// fixed order.
+func (r *Rebalancer) groups() []group {
+	by := map[types.UID]*group{}
+	for _, obj := range r.Placer.pods.List() {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || !Live(p) || !r.optedIn(p) {
+			continue
+		}
+		c := metav1.GetControllerOfNoCopy(p)
+		if c == nil {
+			continue
+		}
+		g := by[c.UID]
+		if g == nil {
+			g = &group{ns: p.Namespace, owner: *c}
+			by[c.UID] = g
+		}
+		g.pods = append(g.pods, p)
+	}
+	out := make([]group, 0, len(by))
+	for _, g := range by {
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b group) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.owner.Kind, b.owner.Kind), cmp.Compare(a.owner.Name, b.owner.Name))
+	})
+	return out
+}
+
+// optedIn reports whether a pod or its namespace carries the opt-in label.
+func (r *Rebalancer) optedIn(p *corev1.Pod) bool {
+	if p.Labels[spread.EnabledLabel] == "true" {
+		return true
+	}
+	if r.Namespaces == nil {
+		return false
+	}
+	obj, ok, _ := r.Namespaces.GetByKey(p.Namespace)
+	return ok && obj.(*corev1.Namespace).Labels[spread.EnabledLabel] == "true"
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// evict evicts the victim through the Eviction API, so that
+// PodDisruptionBudgets hold, and records an event on the workload.
+func (r *Rebalancer) evict(ctx context.Context, g group, victim spread.Member, load map[string]int) {
+	msg := fmt.Sprintf("evicting pod %s from %s to balance AZs %v", victim.Name, victim.Zone, load)
+	result := "evicted"
+	if r.DryRun {
+		result, msg = "dry-run", "would be "+msg+" (dry run)"
+	} else {
+		err := r.Client.PolicyV1().Evictions(victim.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: victim.Name, Namespace: victim.Namespace},
+		})
+		switch {
+		case apierrors.IsTooManyRequests(err):
+			result, msg = "blocked", fmt.Sprintf("a PodDisruptionBudget does not allow evicting pod %s from %s now", victim.Name, victim.Zone)
+		case apierrors.IsNotFound(err):
+			return
+		case err != nil:
+			result, msg = "failed", fmt.Sprintf("cannot evict pod %s: %v", victim.Name, err)
+		}
+	}
+	r.Metrics.evictions.WithLabelValues(result).Inc()
+	slog.Info("spread rebalancer", "namespace", g.ns, "owner", g.owner.Kind+"/"+g.owner.Name, "result", result, "message", msg)
+	r.event(ctx, g, result, msg)
+}
+
+// event records an event on the workload: the top of the owner chain (a
+// Deployment rather than its ReplicaSet).
+func (r *Rebalancer) event(ctx context.Context, g group, result, msg string) {
+	ref := corev1.ObjectReference{Kind: g.owner.Kind, APIVersion: g.owner.APIVersion, Name: g.owner.Name, Namespace: g.ns, UID: g.owner.UID}
+	if g.owner.Kind == "ReplicaSet" {
+		if rs, err := r.Client.AppsV1().ReplicaSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{}); err == nil {
+			if c := metav1.GetControllerOfNoCopy(rs); c != nil {
+				ref = corev1.ObjectReference{Kind: c.Kind, APIVersion: c.APIVersion, Name: c.Name, Namespace: g.ns, UID: c.UID}
+			}
+		}
+	}
+	typ, reason := corev1.EventTypeNormal, "SpreadRebalance"
+	if result == "blocked" || result == "failed" {
+		typ = corev1.EventTypeWarning
+	}
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: ref.Name + ".", Namespace: g.ns},
+		InvolvedObject: ref, Reason: reason, Message: msg, Type: typ,
+		Source:         corev1.EventSource{Component: "fargatekit-spread"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if _, err := r.Client.CoreV1().Events(g.ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		slog.Warn("spread rebalancer cannot record an event", "namespace", g.ns, "owner", ref.Name, "err", err)
+	}
+}

@@ -1,0 +1,175 @@
+// Package spread decides where `fargatekit spread` puts Fargate pods so that
+// each workload's replicas are balanced across AZs, and which pod its
+// rebalancer evicts when they are not. It does no I/O.
+//
+// fargate-scheduler draws a pod's subnet at random among its profile's. With
+// one profile per AZ (the same selectors, one subnet each), choosing the
+// profile chooses the AZ, and a pod chooses its profile with the label
+// eks.amazonaws.com/fargate-profile, which EKS's webhook honours. [Zones]
+// finds, for a pod, the per-AZ profiles that match it; [Pick] chooses the
+// least-loaded one.
+package spread
+
+import (
+	"cmp"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// Labels and annotations of spread.
+const (
+	// EnabledLabel opts a namespace or a pod (template) in, with "true".
+	EnabledLabel = "spread.fargatekit.io/enabled"
+	// ZoneAnnotation is the AZ spread chose for a pod.
+	ZoneAnnotation = "spread.fargatekit.io/zone"
+	// AdmissionAnnotation is the UID of the admission request that placed
+	// a pod: it tells a pod the webhook placed moments ago from the same pod
+	// seen in the cache, so that a burst is counted once.
+	AdmissionAnnotation = "spread.fargatekit.io/admission"
+)
+
+// Option is one AZ a pod can go to, and the profile that sends it there.
+type Option struct {
+	Zone    string
+	Profile string
+}
+
+// Zones maps per-AZ Fargate profiles to their AZs.
+type Zones struct {
+	profiles []fargate.Profile
+	zone     map[string]string // profile name → AZ
+}
+
+// NewZones keeps, of the given profiles, the ACTIVE ones with exactly one
+// subnet whose AZ subnetAZ knows: the per-AZ profiles. A profile with
+// several subnets cannot choose an AZ and is left out.
+func NewZones(profiles []fargate.Profile, subnetAZ map[string]string) Zones {
+	z := Zones{zone: map[string]string{}}
+	for _, p := range profiles {
+		if !p.Active() || len(p.Subnets) != 1 {
+			continue
+		}
+		if az, ok := subnetAZ[p.Subnets[0]]; ok && az != "" {
+			z.profiles = append(z.profiles, p)
+			z.zone[p.Name] = az
+		}
+	}
+	slices.SortFunc(z.profiles, func(a, b fargate.Profile) int { return cmp.Compare(a.Name, b.Name) })
+	return z
+}
+
+// Len is the number of per-AZ profiles.
+func (z Zones) Len() int { return len(z.profiles) }
+
+// Zone returns the AZ of a per-AZ profile.
+func (z Zones) Zone(profile string) (string, bool) {
+	az, ok := z.zone[profile]
+	return az, ok
+}
+
+// For returns the AZs a pod of namespace ns with these labels can be sent
+// to, in AZ order: one option per AZ, through the per-AZ profile that
+// matches the pod (the first by name when several in one AZ do). It returns
+// nil when fewer than two AZs are on offer: there is nothing to balance.
+func (z Zones) For(ns string, labels map[string]string) []Option {
+	byZone := map[string]string{}
+	for _, p := range z.profiles {
+		az := z.zone[p.Name]
+		if _, taken := byZone[az]; !taken && p.Matches(ns, labels) {
+			byZone[az] = p.Name
+		}
+	}
+	if len(byZone) < 2 {
+		return nil
+	}
+	out := make([]Option, 0, len(byZone))
+	for _, az := range slices.Sorted(maps.Keys(byZone)) {
+		out = append(out, Option{Zone: az, Profile: byZone[az]})
+	}
+	return out
+}
+
+// Pick returns the option whose AZ holds the fewest of the owner's pods
+// (load, by AZ). Ties go to the first AZ in a rotation of the options that
+// starts at a place fixed by the owner's key, so that the first replicas of
+// different workloads do not all go to the same AZ, and the same workload
+// always gets the same answer.
+func Pick(opts []Option, load map[string]int, owner string) Option {
+	start := int(hash(owner) % uint32(len(opts)))
+	best := opts[start]
+	for i := 1; i < len(opts); i++ {
+		o := opts[(start+i)%len(opts)]
+		if load[o.Zone] < load[best.Zone] {
+			best = o
+		}
+	}
+	return best
+}
+
+func hash(s string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum32()
+}
+
+// Skew is max − min of the load over the given AZs (an AZ without pods
+// counts 0).
+func Skew(load map[string]int, zones []string) int {
+	if len(zones) == 0 {
+		return 0
+	}
+	lo, hi := load[zones[0]], load[zones[0]]
+	for _, z := range zones[1:] {
+		lo, hi = min(lo, load[z]), max(hi, load[z])
+	}
+	return hi - lo
+}
+
+// Member is one pod of an owner, as the rebalancer sees it.
+type Member struct {
+	Namespace, Name string
+	Zone            string
+	// Ready is the pod's Ready condition.
+	Ready   bool
+	Created time.Time
+}
+
+// Victim returns the pod whose eviction brings the owner's pods closer to
+// balance over zones, or false when there is none to evict: the skew is at
+// most 1, or a pod is not Ready (a rollout, or a replacement that has not
+// started yet: the rebalancer evicts one pod at a time and waits). The
+// victim is the youngest pod of the fullest AZ (the first such AZ in
+// order), which has the least warm state to lose.
+func Victim(members []Member, zones []string) (Member, bool) {
+	load := map[string]int{}
+	for _, m := range members {
+		if !m.Ready {
+			return Member{}, false
+		}
+		load[m.Zone]++
+	}
+	if len(members) == 0 || Skew(load, zones) <= 1 {
+		return Member{}, false
+	}
+	fullest := zones[0]
+	for _, z := range zones[1:] {
+		if load[z] > load[fullest] {
+			fullest = z
+		}
+	}
+	var victim *Member
+	for i := range members {
+		m := &members[i]
+		if m.Zone != fullest {
+			continue
+		}
+		if victim == nil || m.Created.After(victim.Created) || (m.Created.Equal(victim.Created) && m.Name > victim.Name) {
+			victim = m
+		}
+	}
+	return *victim, true
+}

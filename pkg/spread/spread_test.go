@@ -1,0 +1,172 @@
+package spread
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+var subnetAZ = map[string]string{"subnet-a": "us-east-1a", "subnet-b": "us-east-1b", "subnet-c": "us-east-1c"}
+
+func perAZ(name, subnet string, sel ...fargate.Selector) fargate.Profile {
+	return fargate.Profile{Name: name, Selectors: sel, Subnets: []string{subnet}, Status: fargate.StatusActive}
+}
+
+var apps = fargate.Selector{Namespace: "apps"}
+
+func TestZonesFor(t *testing.T) {
+	three := []fargate.Profile{perAZ("apps-c", "subnet-c", apps), perAZ("apps-a", "subnet-a", apps), perAZ("apps-b", "subnet-b", apps)}
+	tests := []struct {
+		name     string
+		profiles []fargate.Profile
+		ns       string
+		labels   map[string]string
+		want     []Option
+	}{
+		{"one profile per AZ", three, "apps", nil,
+			[]Option{{"us-east-1a", "apps-a"}, {"us-east-1b", "apps-b"}, {"us-east-1c", "apps-c"}}},
+		{"another namespace", three, "web", nil, nil},
+		{"a multi-subnet profile is no per-AZ profile", append(three[:1:1], fargate.Profile{Name: "apps", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-a", "subnet-b"}}), "apps", nil, nil},
+		{"a profile being created does not count", []fargate.Profile{three[0], three[1], {Name: "apps-b", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-b"}, Status: fargate.StatusCreating}}, "apps", nil,
+			[]Option{{"us-east-1a", "apps-a"}, {"us-east-1c", "apps-c"}}},
+		{"a subnet of unknown AZ does not count", []fargate.Profile{three[0], perAZ("apps-x", "subnet-x", apps)}, "apps", nil, nil},
+		{"two in one AZ: the first by name", []fargate.Profile{perAZ("z-apps-a", "subnet-a", apps), perAZ("b-apps-a", "subnet-a", apps), three[0]}, "apps", nil,
+			[]Option{{"us-east-1a", "b-apps-a"}, {"us-east-1c", "apps-c"}}},
+		{"selectors with labels", []fargate.Profile{
+			perAZ("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			perAZ("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+		}, "apps", map[string]string{"tier": "web"}, []Option{{"us-east-1a", "web-a"}, {"us-east-1b", "web-b"}}},
+		{"selectors with labels the pod lacks", []fargate.Profile{
+			perAZ("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			perAZ("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+		}, "apps", map[string]string{"tier": "db"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NewZones(tt.profiles, subnetAZ).For(tt.ns, tt.labels)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("For (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPickBurst: counting each admission as it is made, 30 replicas land
+// 10/10/10 and every prefix of the burst is balanced within 1.
+func TestPickBurst(t *testing.T) {
+	opts := []Option{{"us-east-1a", "a"}, {"us-east-1b", "b"}, {"us-east-1c", "c"}}
+	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	load := map[string]int{}
+	for i := range 30 {
+		load[Pick(opts, load, "uid-1").Zone]++
+		if s := Skew(load, zones); s > 1 {
+			t.Fatalf("after %d pods the load is %v: skew %d", i+1, load, s)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}, load); diff != "" {
+		t.Errorf("load (-want +got):\n%s", diff)
+	}
+}
+
+// TestPickTies: the least-loaded AZ wins; ties are broken by the owner's
+// key, the same way every time, and single-replica workloads do not all
+// go to the first AZ.
+func TestPickTies(t *testing.T) {
+	opts := []Option{{"us-east-1a", "a"}, {"us-east-1b", "b"}, {"us-east-1c", "c"}}
+	if got := Pick(opts, map[string]int{"us-east-1a": 2, "us-east-1b": 1, "us-east-1c": 2}, "x"); got.Zone != "us-east-1b" {
+		t.Errorf("Pick = %s, want the least-loaded us-east-1b", got.Zone)
+	}
+	first := map[string]int{}
+	for i := range 30 {
+		owner := fmt.Sprintf("uid-%d", i)
+		z := Pick(opts, nil, owner).Zone
+		if again := Pick(opts, nil, owner).Zone; again != z {
+			t.Fatalf("owner %s: %s then %s", owner, z, again)
+		}
+		first[z]++
+	}
+	for _, o := range opts {
+		if first[o.Zone] == 0 {
+			t.Errorf("no single-replica workload of 30 went to %s: %v", o.Zone, first)
+		}
+	}
+}
+
+func TestSkew(t *testing.T) {
+	zones := []string{"a", "b", "c"}
+	for _, tt := range []struct {
+		load map[string]int
+		want int
+	}{
+		{map[string]int{"a": 3}, 3},
+		{map[string]int{"a": 1, "b": 1, "c": 1}, 0},
+		{map[string]int{"a": 2, "b": 1, "c": 1}, 1},
+		{map[string]int{"a": 2, "b": 2, "x": 9}, 2},
+		{nil, 0},
+	} {
+		if got := Skew(tt.load, zones); got != tt.want {
+			t.Errorf("Skew(%v) = %d, want %d", tt.load, got, tt.want)
+		}
+	}
+}
+
+func TestVictim(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	m := func(name, zone string, age time.Duration) Member {
+		return Member{Namespace: "apps", Name: name, Zone: zone, Ready: true, Created: t0.Add(-age)}
+	}
+	zones := []string{"a", "b", "c"}
+	tests := []struct {
+		name    string
+		members []Member
+		want    string // "" for none
+	}{
+		{"the youngest of the fullest AZ", []Member{m("p1", "a", 3*time.Hour), m("p2", "a", time.Hour), m("p3", "a", 2*time.Hour), m("p4", "b", 0)}, "p2"},
+		{"balanced within 1", []Member{m("p1", "a", 0), m("p2", "a", 0), m("p3", "b", 0), m("p4", "c", 0)}, ""},
+		{"one not Ready: wait", []Member{m("p1", "a", 0), m("p2", "a", 0), m("p3", "a", 0), {Name: "p4", Zone: "b"}}, ""},
+		{"an empty AZ counts", []Member{m("p1", "a", 0), m("p2", "a", 0)}, "p2"},
+		{"no pods", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := Victim(tt.members, zones)
+			if got := map[bool]string{true: v.Name}[ok]; got != tt.want {
+				t.Errorf("Victim = %q (%v), want %q", v.Name, ok, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzPick: whatever the profiles and loads, For offers distinct AZs in
+// order and Pick returns one of them with the least load.
+func FuzzPick(f *testing.F) {
+	f.Add("apps", "apps", "subnet-a", "subnet-b", "tier", "web", 3, 1, "uid")
+	f.Add("a*", "apps", "subnet-a", "subnet-a", "", "", 0, 0, "")
+	f.Fuzz(func(t *testing.T, selNS, ns, s1, s2, k, v string, la, lb int, owner string) {
+		sel := fargate.Selector{Namespace: selNS}
+		if k != "" {
+			sel.Labels = map[string]string{k: v}
+		}
+		z := NewZones([]fargate.Profile{perAZ("p1", s1, sel), perAZ("p2", s2, sel), perAZ("p3", "subnet-c", sel)}, subnetAZ)
+		opts := z.For(ns, map[string]string{k: v})
+		if opts == nil {
+			return
+		}
+		for i := 1; i < len(opts); i++ {
+			if opts[i-1].Zone >= opts[i].Zone {
+				t.Fatalf("options not in AZ order: %v", opts)
+			}
+		}
+		load := map[string]int{"us-east-1a": la, "us-east-1b": lb}
+		got := Pick(opts, load, owner)
+		for _, o := range opts {
+			if load[o.Zone] < load[got.Zone] {
+				t.Fatalf("Pick chose %v with load %d over %v with %d", got, load[got.Zone], o, load[o.Zone])
+			}
+		}
+	})
+}
