@@ -43,6 +43,23 @@ func MapEntry(path string, m map[string]string, key, value string) []PatchOp {
 	return []PatchOp{{Op: "add", Path: path + "/" + escape(key), Value: value}}
 }
 
+// MapEntries sets several keys (key, value, key, value...) in the string
+// map at path, creating the map when the object has none.
+func MapEntries(path string, m map[string]string, kv ...string) []PatchOp {
+	if m == nil {
+		add := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			add[kv[i]] = kv[i+1]
+		}
+		return []PatchOp{{Op: "add", Path: path, Value: add}}
+	}
+	var ops []PatchOp
+	for i := 0; i+1 < len(kv); i += 2 {
+		ops = append(ops, MapEntry(path, m, kv[i], kv[i+1])...)
+	}
+	return ops
+}
+
 // escape writes a map key as a JSON pointer token.
 func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
 

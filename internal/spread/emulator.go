@@ -105,8 +105,9 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 	go func() { exited <- cmd.Wait() }()
 	ready := strings.TrimSuffix(inst.MetricsURL, "/metrics") + "/readyz"
 	deadline := time.Now().Add(30 * time.Second)
+	probe := &http.Client{Timeout: 2 * time.Second}
 	for {
-		if resp, err := http.Get(ready); err == nil {
+		if resp, err := probe.Get(ready); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break

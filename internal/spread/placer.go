@@ -41,12 +41,16 @@ type Placer struct {
 	nodes cache.Indexer
 	zones atomic.Pointer[spread.Zones]
 	// Recent is how long an admission is remembered; DefaultRecent if 0.
-	Recent  time.Duration
+	Recent time.Duration
+	// Synced, if set, says whether the pod cache has synced; until it has,
+	// pods are left as they are (counting an empty cache would skew them).
+	Synced  func() bool
 	now     func() time.Time
 	metrics *Metrics
 
-	mu     sync.Mutex
-	recent map[types.UID][]admitted
+	mu        sync.Mutex
+	recent    map[types.UID][]admitted
+	lastSweep time.Time
 }
 
 // admitted is one pod the placer sent to an AZ.
@@ -85,9 +89,9 @@ func (p *Placer) Zones() spread.Zones { return *p.zones.Load() }
 // nil to leave it as it is (a pod that chose its profile itself, or that
 // no two per-AZ profiles match).
 func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]admission.PatchOp, error) {
-	start := p.now()
+	start := time.Now()
 	defer func() { p.metrics.latency.Observe(time.Since(start).Seconds()) }()
-	if _, chosen := pod.Labels[fargate.ProfileLabel]; chosen {
+	if _, chosen := pod.Labels[fargate.ProfileLabel]; chosen || (p.Synced != nil && !p.Synced()) {
 		p.metrics.admissions.WithLabelValues("untouched").Inc()
 		return nil, nil
 	}
@@ -112,20 +116,30 @@ func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]a
 		}
 		choice = spread.Pick(opts, load, key)
 		p.recent[owner.UID] = append(p.recent[owner.UID], admitted{token: string(req.UID), zone: choice.Zone, at: p.now()})
+		p.sweep()
 		p.mu.Unlock()
 	}
 	p.metrics.admissions.WithLabelValues("placed").Inc()
 	p.metrics.placements.WithLabelValues(choice.Zone).Inc()
 	slog.Debug("spread placed a pod", "namespace", pod.Namespace, "pod", key, "zone", choice.Zone, "profile", choice.Profile)
 	ops := admission.MapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, choice.Profile)
-	annotations := map[string]string{spread.ZoneAnnotation: choice.Zone, spread.AdmissionAnnotation: string(req.UID)}
-	if pod.Annotations == nil {
-		return append(ops, admission.PatchOp{Op: "add", Path: "/metadata/annotations", Value: annotations}), nil
+	return append(ops, admission.MapEntries("/metadata/annotations", pod.Annotations,
+		spread.ZoneAnnotation, choice.Zone, spread.AdmissionAnnotation, string(req.UID))...), nil
+}
+
+// sweep forgets, every Recent, the expired admissions of every controller:
+// a rollout's old ReplicaSets are never admitted again. The caller holds p.mu.
+func (p *Placer) sweep() {
+	now := p.now()
+	if now.Sub(p.lastSweep) < p.recentFor() {
+		return
 	}
-	for _, k := range []string{spread.ZoneAnnotation, spread.AdmissionAnnotation} {
-		ops = append(ops, admission.MapEntry("/metadata/annotations", pod.Annotations, k, annotations[k])...)
+	p.lastSweep = now
+	for uid, as := range p.recent {
+		if len(as) > 0 && now.Sub(as[len(as)-1].at) > p.recentFor() {
+			delete(p.recent, uid)
+		}
 	}
-	return ops, nil
 }
 
 // load counts, by AZ, the live pods of the controller with this UID, and

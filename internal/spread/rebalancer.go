@@ -20,8 +20,13 @@ import (
 )
 
 // waitReplacement bounds how long the rebalancer waits for the replacement
-// of a pod it evicted to be Ready before it looks at that workload afresh.
-const waitReplacement = 5 * time.Minute
+// of a pod it evicted to be Ready before it looks at that workload afresh;
+// backOff is how long it leaves a workload alone after an eviction that did
+// not happen (a PodDisruptionBudget, an error, a dry run).
+const (
+	waitReplacement = 5 * time.Minute
+	backOff         = time.Minute
+)
 
 // Rebalancer evicts, one pod at a time, from the fullest AZ of each
 // opted-in workload whose Fargate pods are skewed by more than one.
@@ -54,7 +59,7 @@ type group struct {
 }
 
 // Pass looks at every workload once and evicts at most one pod. It returns
-// whether it evicted (or, in a dry run, would have).
+// whether it evicted one.
 func (r *Rebalancer) Pass(ctx context.Context) bool {
 	if r.waiting == nil {
 		r.waiting = map[types.UID]wait{}
@@ -64,6 +69,7 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		now = r.now
 	}
 	zones := r.Placer.Zones()
+	r.Metrics.skew.Reset() // workloads gone since the last pass leave no series
 	for _, g := range r.groups() {
 		opts := zones.For(g.ns, g.pods[0].Labels)
 		if opts == nil {
@@ -86,16 +92,23 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		ownerName := g.owner.Kind + "/" + g.owner.Name
 		r.Metrics.skew.WithLabelValues(g.ns, ownerName).Set(float64(spread.Skew(load, names)))
 		if w, ok := r.waiting[g.owner.UID]; ok && ready < w.ready && now().Before(w.until) {
-			continue // the replacement of the last eviction is not Ready yet
+			continue // the replacement of the last eviction is not Ready yet, or backing off
 		}
 		delete(r.waiting, g.owner.UID)
 		victim, ok := spread.Victim(members, names)
 		if !ok {
 			continue
 		}
-		r.evict(ctx, g, victim, load)
-		r.waiting[g.owner.UID] = wait{ready: ready, until: now().Add(waitReplacement)}
-		return true
+		ref, settled := r.workload(ctx, g)
+		if !settled {
+			continue // a rollout replaces these pods anyway
+		}
+		if r.evict(ctx, g, ref, victim, load) {
+			r.waiting[g.owner.UID] = wait{ready: ready, until: now().Add(waitReplacement)}
+			return true
+		}
+		// Not evicted: leave this workload alone for a while, go on with the others.
+		r.waiting[g.owner.UID] = wait{ready: len(members) + 1, until: now().Add(backOff)}
 	}
 	return false
 }
@@ -109,8 +122,10 @@ func (r *Rebalancer) groups() []group {
 		if !ok || !Live(p) || !r.optedIn(p) {
 			continue
 		}
+		// Only replicas are rebalanced: an evicted Job pod loses its work
+		// and counts against the Job's backoffLimit.
 		c := metav1.GetControllerOfNoCopy(p)
-		if c == nil {
+		if c == nil || (c.Kind != "ReplicaSet" && c.Kind != "StatefulSet") {
 			continue
 		}
 		g := by[c.UID]
@@ -152,8 +167,9 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // evict evicts the victim through the Eviction API, so that
-// PodDisruptionBudgets hold, and records an event on the workload.
-func (r *Rebalancer) evict(ctx context.Context, g group, victim spread.Member, load map[string]int) {
+// PodDisruptionBudgets hold, and records an event on the workload ref. It
+// returns whether the pod was evicted.
+func (r *Rebalancer) evict(ctx context.Context, g group, ref corev1.ObjectReference, victim spread.Member, load map[string]int) bool {
 	msg := fmt.Sprintf("evicting pod %s from %s to balance AZs %v", victim.Name, victim.Zone, load)
 	result := "evicted"
 	if r.DryRun {
@@ -166,39 +182,62 @@ func (r *Rebalancer) evict(ctx context.Context, g group, victim spread.Member, l
 		case apierrors.IsTooManyRequests(err):
 			result, msg = "blocked", fmt.Sprintf("a PodDisruptionBudget does not allow evicting pod %s from %s now", victim.Name, victim.Zone)
 		case apierrors.IsNotFound(err):
-			return
+			return false
 		case err != nil:
 			result, msg = "failed", fmt.Sprintf("cannot evict pod %s: %v", victim.Name, err)
 		}
 	}
 	r.Metrics.evictions.WithLabelValues(result).Inc()
 	slog.Info("spread rebalancer", "namespace", g.ns, "owner", g.owner.Kind+"/"+g.owner.Name, "result", result, "message", msg)
-	r.event(ctx, g, result, msg)
+	r.event(ctx, g.ns, ref, result, msg)
+	return result == "evicted"
 }
 
-// event records an event on the workload: the top of the owner chain (a
-// Deployment rather than its ReplicaSet).
-func (r *Rebalancer) event(ctx context.Context, g group, result, msg string) {
+// workload returns the top of a group's owner chain (a Deployment rather
+// than its ReplicaSet), and whether it is settled: not in the middle of a
+// rollout, which replaces the pods anyway (and whose old ReplicaSet's pods
+// must not be rebalanced).
+func (r *Rebalancer) workload(ctx context.Context, g group) (corev1.ObjectReference, bool) {
 	ref := corev1.ObjectReference{Kind: g.owner.Kind, APIVersion: g.owner.APIVersion, Name: g.owner.Name, Namespace: g.ns, UID: g.owner.UID}
-	if g.owner.Kind == "ReplicaSet" {
-		if rs, err := r.Client.AppsV1().ReplicaSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{}); err == nil {
-			if c := metav1.GetControllerOfNoCopy(rs); c != nil {
-				ref = corev1.ObjectReference{Kind: c.Kind, APIVersion: c.APIVersion, Name: c.Name, Namespace: g.ns, UID: c.UID}
-			}
-		}
+	if g.owner.Kind != "ReplicaSet" {
+		return ref, true
 	}
+	rs, err := r.Client.AppsV1().ReplicaSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{})
+	if err != nil {
+		return ref, false
+	}
+	c := metav1.GetControllerOfNoCopy(rs)
+	if c == nil {
+		return ref, true
+	}
+	ref = corev1.ObjectReference{Kind: c.Kind, APIVersion: c.APIVersion, Name: c.Name, Namespace: g.ns, UID: c.UID}
+	if c.Kind != "Deployment" {
+		return ref, true
+	}
+	d, err := r.Client.AppsV1().Deployments(g.ns).Get(ctx, c.Name, metav1.GetOptions{})
+	if err != nil || d.Spec.Replicas == nil {
+		return ref, false
+	}
+	want := *d.Spec.Replicas
+	settled := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want &&
+		rs.Spec.Replicas != nil && *rs.Spec.Replicas == want
+	return ref, settled
+}
+
+// event records an event on the workload.
+func (r *Rebalancer) event(ctx context.Context, ns string, ref corev1.ObjectReference, result, msg string) {
 	typ, reason := corev1.EventTypeNormal, "SpreadRebalance"
 	if result == "blocked" || result == "failed" {
 		typ = corev1.EventTypeWarning
 	}
 	now := metav1.Now()
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: ref.Name + ".", Namespace: g.ns},
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: ref.Name + ".", Namespace: ns},
 		InvolvedObject: ref, Reason: reason, Message: msg, Type: typ,
 		Source:         corev1.EventSource{Component: "fargatekit-spread"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
-	if _, err := r.Client.CoreV1().Events(g.ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		slog.Warn("spread rebalancer cannot record an event", "namespace", g.ns, "owner", ref.Name, "err", err)
+	if _, err := r.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		slog.Warn("spread rebalancer cannot record an event", "namespace", ns, "owner", ref.Name, "err", err)
 	}
 }

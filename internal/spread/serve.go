@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/internal/cluster"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -70,13 +72,7 @@ func Discover(ctx context.Context, aws *cluster.EKS) (spread.Zones, error) {
 	if err != nil {
 		return spread.Zones{}, err
 	}
-	var subnets []string
-	for _, p := range profiles {
-		if p.Active() && len(p.Subnets) == 1 {
-			subnets = append(subnets, p.Subnets[0])
-		}
-	}
-	azs, err := aws.SubnetZones(ctx, subnets)
+	azs, err := aws.SubnetZones(ctx, spread.Subnets(profiles))
 	if err != nil {
 		return spread.Zones{}, err
 	}
@@ -110,7 +106,9 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	nodeInformer := factory.Core().V1().Nodes().Informer()
 	nsInformer := factory.Core().V1().Namespaces().Informer()
+	var synced atomic.Bool
 	placer := NewPlacer(podInformer.GetIndexer(), nodeInformer.GetIndexer(), m)
+	placer.Synced = synced.Load
 	placer.SetZones(zones)
 	m.profiles.Set(float64(zones.Len()))
 	m.refreshed.SetToCurrentTime()
@@ -126,7 +124,6 @@ func Serve(ctx context.Context, o Options) error {
 		return fmt.Errorf("the metrics endpoint cannot listen on %s: %w", o.MetricsAddr, err)
 	}
 	factory.Start(ctx.Done())
-	var synced atomic.Bool
 	go func() {
 		if cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, nodeInformer.HasSynced, nsInformer.HasSynced) {
 			synced.Store(true)
@@ -161,9 +158,11 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}()
 	go refresh(ctx, o, placer, m)
+	var leading sync.WaitGroup
+	defer leading.Wait() // the lease is released before Serve returns
 	if o.Rebalance {
 		r := &Rebalancer{Client: o.Client, Placer: placer, Namespaces: nsInformer.GetIndexer(), DryRun: o.DryRun, Metrics: m}
-		go lead(ctx, o, func(ctx context.Context) { rebalance(ctx, r, o.EvictionInterval, &synced) })
+		leading.Go(func() { lead(ctx, o, func(ctx context.Context) { rebalance(ctx, r, o.EvictionInterval, &synced) }) })
 	}
 	slog.Info("spread serving", "webhook", webhookLn.Addr().String(), "metrics", metricsLn.Addr().String(), "rebalance", o.Rebalance, "dryRun", o.DryRun)
 	if o.Ready != nil {
@@ -223,7 +222,8 @@ func rebalance(ctx context.Context, r *Rebalancer, interval time.Duration, synce
 }
 
 // lead runs f while this replica holds the rebalancer's lease, so that two
-// replicas never evict at once.
+// replicas never evict at once. A term's f ends (its context is cancelled
+// when the lease is lost) before the next campaign starts.
 func lead(ctx context.Context, o Options, f func(context.Context)) {
 	id := o.Identity
 	if id == "" {
@@ -236,14 +236,24 @@ func lead(ctx context.Context, o Options, f func(context.Context)) {
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	for ctx.Err() == nil {
+		started, done := make(chan struct{}), make(chan struct{})
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 			Lock: lock, ReleaseOnCancel: true,
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: f,
+				OnStartedLeading: func(ctx context.Context) {
+					close(started)
+					defer close(done)
+					f(ctx)
+				},
 				OnStoppedLeading: func() { slog.Info("spread rebalancer stopped leading", "identity", id) },
 			},
 		})
+		select {
+		case <-started:
+			<-done
+		default:
+		}
 	}
 }
 
@@ -261,6 +271,8 @@ func WebhookConfiguration(client admissionregistrationv1.WebhookClientConfig) *a
 	enabled := metav1.LabelSelectorRequirement{Key: spread.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}}
 	notEnabled := enabled
 	notEnabled.Operator = metav1.LabelSelectorOpNotIn
+	// A pod that chose its profile itself is never sent.
+	unchosen := metav1.LabelSelectorRequirement{Key: fargate.ProfileLabel, Operator: metav1.LabelSelectorOpDoesNotExist}
 	hook := func(name string, ns, obj []metav1.LabelSelectorRequirement) admissionregistrationv1.MutatingWebhook {
 		return admissionregistrationv1.MutatingWebhook{
 			Name:         name,
@@ -281,8 +293,8 @@ func WebhookConfiguration(client admissionregistrationv1.WebhookClientConfig) *a
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName, Labels: map[string]string{"app.kubernetes.io/name": "fargatekit-spread"}},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{
-			hook("namespace.spread.fargatekit.io", []metav1.LabelSelectorRequirement{enabled}, nil),
-			hook("pod.spread.fargatekit.io", []metav1.LabelSelectorRequirement{notEnabled}, []metav1.LabelSelectorRequirement{enabled}),
+			hook("namespace.spread.fargatekit.io", []metav1.LabelSelectorRequirement{enabled}, []metav1.LabelSelectorRequirement{unchosen}),
+			hook("pod.spread.fargatekit.io", []metav1.LabelSelectorRequirement{notEnabled}, []metav1.LabelSelectorRequirement{enabled, unchosen}),
 		},
 	}
 }

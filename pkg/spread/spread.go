@@ -44,13 +44,28 @@ type Zones struct {
 	zone     map[string]string // profile name → AZ
 }
 
+// perAZ reports whether a profile can choose an AZ: ACTIVE, one subnet.
+func perAZ(p *fargate.Profile) bool { return p.Active() && len(p.Subnets) == 1 }
+
+// Subnets lists the subnets of the profiles that can choose an AZ, whose
+// AZs NewZones needs.
+func Subnets(profiles []fargate.Profile) []string {
+	var out []string
+	for i := range profiles {
+		if perAZ(&profiles[i]) {
+			out = append(out, profiles[i].Subnets[0])
+		}
+	}
+	return out
+}
+
 // NewZones keeps, of the given profiles, the ACTIVE ones with exactly one
 // subnet whose AZ subnetAZ knows: the per-AZ profiles. A profile with
 // several subnets cannot choose an AZ and is left out.
 func NewZones(profiles []fargate.Profile, subnetAZ map[string]string) Zones {
 	z := Zones{zone: map[string]string{}}
 	for _, p := range profiles {
-		if !p.Active() || len(p.Subnets) != 1 {
+		if !perAZ(&p) {
 			continue
 		}
 		if az, ok := subnetAZ[p.Subnets[0]]; ok && az != "" {
@@ -96,8 +111,8 @@ func (z Zones) For(ns string, labels map[string]string) []Option {
 // Pick returns the option whose AZ holds the fewest of the owner's pods
 // (load, by AZ). Ties go to the first AZ in a rotation of the options that
 // starts at a place fixed by the owner's key, so that the first replicas of
-// different workloads do not all go to the same AZ, and the same workload
-// always gets the same answer.
+// different workloads do not all go to the same AZ, and the same owner with
+// the same load always gets the same answer.
 func Pick(opts []Option, load map[string]int, owner string) Option {
 	start := int(hash(owner) % uint32(len(opts)))
 	best := opts[start]

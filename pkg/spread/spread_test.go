@@ -12,14 +12,14 @@ import (
 
 var subnetAZ = map[string]string{"subnet-a": "us-east-1a", "subnet-b": "us-east-1b", "subnet-c": "us-east-1c"}
 
-func perAZ(name, subnet string, sel ...fargate.Selector) fargate.Profile {
+func oneSubnet(name, subnet string, sel ...fargate.Selector) fargate.Profile {
 	return fargate.Profile{Name: name, Selectors: sel, Subnets: []string{subnet}, Status: fargate.StatusActive}
 }
 
 var apps = fargate.Selector{Namespace: "apps"}
 
 func TestZonesFor(t *testing.T) {
-	three := []fargate.Profile{perAZ("apps-c", "subnet-c", apps), perAZ("apps-a", "subnet-a", apps), perAZ("apps-b", "subnet-b", apps)}
+	three := []fargate.Profile{oneSubnet("apps-c", "subnet-c", apps), oneSubnet("apps-a", "subnet-a", apps), oneSubnet("apps-b", "subnet-b", apps)}
 	tests := []struct {
 		name     string
 		profiles []fargate.Profile
@@ -33,16 +33,16 @@ func TestZonesFor(t *testing.T) {
 		{"a multi-subnet profile is no per-AZ profile", append(three[:1:1], fargate.Profile{Name: "apps", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-a", "subnet-b"}}), "apps", nil, nil},
 		{"a profile being created does not count", []fargate.Profile{three[0], three[1], {Name: "apps-b", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-b"}, Status: fargate.StatusCreating}}, "apps", nil,
 			[]Option{{"us-east-1a", "apps-a"}, {"us-east-1c", "apps-c"}}},
-		{"a subnet of unknown AZ does not count", []fargate.Profile{three[0], perAZ("apps-x", "subnet-x", apps)}, "apps", nil, nil},
-		{"two in one AZ: the first by name", []fargate.Profile{perAZ("z-apps-a", "subnet-a", apps), perAZ("b-apps-a", "subnet-a", apps), three[0]}, "apps", nil,
+		{"a subnet of unknown AZ does not count", []fargate.Profile{three[0], oneSubnet("apps-x", "subnet-x", apps)}, "apps", nil, nil},
+		{"two in one AZ: the first by name", []fargate.Profile{oneSubnet("z-apps-a", "subnet-a", apps), oneSubnet("b-apps-a", "subnet-a", apps), three[0]}, "apps", nil,
 			[]Option{{"us-east-1a", "b-apps-a"}, {"us-east-1c", "apps-c"}}},
 		{"selectors with labels", []fargate.Profile{
-			perAZ("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
-			perAZ("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			oneSubnet("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			oneSubnet("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
 		}, "apps", map[string]string{"tier": "web"}, []Option{{"us-east-1a", "web-a"}, {"us-east-1b", "web-b"}}},
 		{"selectors with labels the pod lacks", []fargate.Profile{
-			perAZ("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
-			perAZ("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			oneSubnet("web-a", "subnet-a", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
+			oneSubnet("web-b", "subnet-b", fargate.Selector{Namespace: "apps", Labels: map[string]string{"tier": "web"}}),
 		}, "apps", map[string]string{"tier": "db"}, nil},
 	}
 	for _, tt := range tests {
@@ -151,7 +151,7 @@ func FuzzPick(f *testing.F) {
 		if k != "" {
 			sel.Labels = map[string]string{k: v}
 		}
-		z := NewZones([]fargate.Profile{perAZ("p1", s1, sel), perAZ("p2", s2, sel), perAZ("p3", "subnet-c", sel)}, subnetAZ)
+		z := NewZones([]fargate.Profile{oneSubnet("p1", s1, sel), oneSubnet("p2", s2, sel), oneSubnet("p3", "subnet-c", sel)}, subnetAZ)
 		opts := z.For(ns, map[string]string{k: v})
 		if opts == nil {
 			return

@@ -175,31 +175,37 @@ func matches(fs []filter, attrs map[string]string) bool {
 	return true
 }
 
+// set is an EC2 list: its element is written even when empty, as EC2
+// does (<subnetSet/>), so that the AWS CLI prints [] rather than nothing.
+type set[T any] struct {
+	Items []T `xml:"item"`
+}
+
 type tag struct {
 	Key   string `xml:"key"`
 	Value string `xml:"value"`
 }
 
 type subnet struct {
-	SubnetID                string `xml:"subnetId"`
-	SubnetArn               string `xml:"subnetArn"`
-	State                   string `xml:"state"`
-	OwnerID                 string `xml:"ownerId"`
-	VpcID                   string `xml:"vpcId"`
-	CidrBlock               string `xml:"cidrBlock"`
-	AvailableIPAddressCount int    `xml:"availableIpAddressCount"`
-	AvailabilityZone        string `xml:"availabilityZone"`
-	AvailabilityZoneID      string `xml:"availabilityZoneId"`
-	DefaultForAz            bool   `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     bool   `xml:"mapPublicIpOnLaunch"`
-	Tags                    []tag  `xml:"tagSet>item"`
+	SubnetID                string   `xml:"subnetId"`
+	SubnetArn               string   `xml:"subnetArn"`
+	State                   string   `xml:"state"`
+	OwnerID                 string   `xml:"ownerId"`
+	VpcID                   string   `xml:"vpcId"`
+	CidrBlock               string   `xml:"cidrBlock"`
+	AvailableIPAddressCount int      `xml:"availableIpAddressCount"`
+	AvailabilityZone        string   `xml:"availabilityZone"`
+	AvailabilityZoneID      string   `xml:"availabilityZoneId"`
+	DefaultForAz            bool     `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool     `xml:"mapPublicIpOnLaunch"`
+	Tags                    set[tag] `xml:"tagSet"`
 }
 
 type describeSubnetsResponse struct {
-	XMLName   xml.Name `xml:"DescribeSubnetsResponse"`
-	Xmlns     string   `xml:"xmlns,attr"`
-	RequestID string   `xml:"requestId"`
-	Subnets   []subnet `xml:"subnetSet>item"`
+	XMLName   xml.Name    `xml:"DescribeSubnetsResponse"`
+	Xmlns     string      `xml:"xmlns,attr"`
+	RequestID string      `xml:"requestId"`
+	Subnets   set[subnet] `xml:"subnetSet"`
 }
 
 // subnets lists the VPC's subnets in AZ order, private before public.
@@ -230,7 +236,7 @@ func (s *Server) subnets() []subnet {
 				AvailabilityZone:        az,
 				AvailabilityZoneID:      ZoneID(s.cfg.Metadata.Region, i),
 				MapPublicIPOnLaunch:     kind.public,
-				Tags:                    []tag{{"Name", fmt.Sprintf("%s-%s-%s", s.cfg.Metadata.Name, kind.name, az)}, {role, "1"}},
+				Tags:                    set[tag]{[]tag{{"Name", fmt.Sprintf("%s-%s-%s", s.cfg.Metadata.Name, kind.name, az)}, {role, "1"}}},
 			})
 		}
 	}
@@ -263,32 +269,32 @@ func (s *Server) describeSubnets(form url.Values, requestID string) (any, *apiEr
 	for _, sn := range all {
 		attrs := map[string]string{"vpc-id": sn.VpcID, "subnet-id": sn.SubnetID, "availability-zone": sn.AvailabilityZone,
 			"availability-zone-id": sn.AvailabilityZoneID, "state": sn.State, "cidr-block": sn.CidrBlock}
-		for _, t := range sn.Tags {
+		for _, t := range sn.Tags.Items {
 			attrs["tag:"+t.Key] = t.Value
 		}
 		if (len(ids) == 0 || slices.Contains(ids, sn.SubnetID)) && matches(fs, attrs) {
-			resp.Subnets = append(resp.Subnets, sn)
+			resp.Subnets.Items = append(resp.Subnets.Items, sn)
 		}
 	}
 	return resp, nil
 }
 
 type vpc struct {
-	VpcID           string `xml:"vpcId"`
-	OwnerID         string `xml:"ownerId"`
-	State           string `xml:"state"`
-	CidrBlock       string `xml:"cidrBlock"`
-	DhcpOptionsID   string `xml:"dhcpOptionsId"`
-	InstanceTenancy string `xml:"instanceTenancy"`
-	IsDefault       bool   `xml:"isDefault"`
-	Tags            []tag  `xml:"tagSet>item"`
+	VpcID           string   `xml:"vpcId"`
+	OwnerID         string   `xml:"ownerId"`
+	State           string   `xml:"state"`
+	CidrBlock       string   `xml:"cidrBlock"`
+	DhcpOptionsID   string   `xml:"dhcpOptionsId"`
+	InstanceTenancy string   `xml:"instanceTenancy"`
+	IsDefault       bool     `xml:"isDefault"`
+	Tags            set[tag] `xml:"tagSet"`
 }
 
 type describeVpcsResponse struct {
 	XMLName   xml.Name `xml:"DescribeVpcsResponse"`
 	Xmlns     string   `xml:"xmlns,attr"`
 	RequestID string   `xml:"requestId"`
-	Vpcs      []vpc    `xml:"vpcSet>item"`
+	Vpcs      set[vpc] `xml:"vpcSet"`
 }
 
 func (s *Server) describeVpcs(form url.Values, requestID string) (any, *apiError) {
@@ -300,10 +306,10 @@ func (s *Server) describeVpcs(form url.Values, requestID string) (any, *apiError
 		return nil, aerr
 	}
 	v := vpc{VpcID: s.cfg.VPC.ID, OwnerID: s.cfg.AccountID, State: "available", CidrBlock: s.cfg.VPC.CIDR,
-		DhcpOptionsID: "dopt-0emulator", InstanceTenancy: "default", Tags: []tag{{"Name", s.cfg.Metadata.Name + "-vpc"}}}
+		DhcpOptionsID: "dopt-0emulator", InstanceTenancy: "default", Tags: set[tag]{[]tag{{"Name", s.cfg.Metadata.Name + "-vpc"}}}}
 	resp := describeVpcsResponse{Xmlns: xmlns, RequestID: requestID}
-	if matches(fs, map[string]string{"vpc-id": v.VpcID, "state": v.State, "cidr": v.CidrBlock, "is-default": "false", "tag:Name": v.Tags[0].Value}) {
-		resp.Vpcs = []vpc{v}
+	if matches(fs, map[string]string{"vpc-id": v.VpcID, "state": v.State, "cidr": v.CidrBlock, "is-default": "false", "tag:Name": v.Tags.Items[0].Value}) {
+		resp.Vpcs.Items = []vpc{v}
 	}
 	return resp, nil
 }

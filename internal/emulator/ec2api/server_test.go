@@ -219,6 +219,10 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("describe-subnets (-want +got):\n%s", diff)
 	}
+	out, stderr, err = run("ec2", "describe-subnets", "--filters", "Name=vpc-id,Values=vpc-other")
+	if err != nil || !strings.Contains(out, `"Subnets": []`) {
+		t.Errorf("describe-subnets of another VPC: err %v, output %q, stderr %q; want an empty list", err, out, stderr)
+	}
 	_, stderr, err = run("ec2", "describe-subnets", "--subnet-ids", "subnet-nope")
 	if err == nil || !strings.Contains(stderr, "(InvalidSubnetID.NotFound)") {
 		t.Errorf("describe-subnets of an unknown subnet: err %v, stderr %q; want InvalidSubnetID.NotFound", err, stderr)
