@@ -154,6 +154,14 @@ func TestIntegrationSpread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The per-AZ twins of the live cluster's one multi-subnet profile, read
+	// through the EKS and EC2 APIs of the emulator.
+	out, errOut, code := c.fargatekit(env, "spread", "profiles", "--cluster-name", c.name)
+	for _, want := range []string{"name: plain-us-east-1a", "- subnet-private2", "name: plain-us-east-1c"} {
+		if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "apps-us-east-1a-") {
+			t.Errorf("spread profiles --cluster-name: exit %d, output lacks %q (or splits a per-AZ profile):\n%s%s", code, want, out, errOut)
+		}
+	}
 	metrics, pid := c.installSpread(env, "--eviction-interval", "500ms")
 
 	began := time.Now()
@@ -255,7 +263,7 @@ func TestIntegrationSpread(t *testing.T) {
 		t.Errorf("%d SpreadRebalance events on Deployment lopsided, want one per eviction and one per blocked try", len(events.Items))
 	}
 
-	out, errOut, code := c.fargatekit(env, "spread", "uninstall", "--emulator", "--state-dir", c.state)
+	out, errOut, code = c.fargatekit(env, "spread", "uninstall", "--emulator", "--state-dir", c.state)
 	if code != 0 || !strings.Contains(out, "spread removed") {
 		t.Errorf("spread uninstall: exit %d\n%s%s", code, out, errOut)
 	}

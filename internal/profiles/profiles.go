@@ -5,9 +5,12 @@
 package profiles
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -30,6 +33,11 @@ type Set struct {
 	NodeGroups int
 	// Format says which kind of source it was.
 	Format Format
+	// PrivateSubnets are the cluster's private subnet IDs, in which a
+	// profile that names none runs (eksctl vpc.subnets.private), and
+	// SubnetAZ their AZs; empty when the source does not say.
+	PrivateSubnets []string
+	SubnetAZ       map[string]string
 }
 
 // Format is a kind of profile source.
@@ -58,6 +66,15 @@ type clusterConfig struct {
 		Selectors []fargate.Selector `json:"selectors"`
 		Subnets   []string           `json:"subnets"`
 	} `json:"fargateProfiles"`
+	VPC struct {
+		Subnets struct {
+			// Private maps a name (the AZ, unless az says otherwise) to a subnet.
+			Private map[string]struct {
+				ID string `json:"id"`
+				AZ string `json:"az"`
+			} `json:"private"`
+		} `json:"subnets"`
+	} `json:"vpc"`
 	IAM struct {
 		PodIdentityAssociations []struct {
 			Namespace          string `json:"namespace"`
@@ -152,6 +169,17 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 	for i, p := range cc.FargateProfiles {
 		errs = append(errs, set.admit(fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}, fmt.Sprintf("fargateProfiles[%d]", i), false))
 	}
+	for _, name := range slices.Sorted(maps.Keys(cc.VPC.Subnets.Private)) {
+		sn := cc.VPC.Subnets.Private[name]
+		if sn.ID == "" {
+			continue
+		}
+		if set.SubnetAZ == nil {
+			set.SubnetAZ = map[string]string{}
+		}
+		set.PrivateSubnets = append(set.PrivateSubnets, sn.ID)
+		set.SubnetAZ[sn.ID] = cmp.Or(sn.AZ, name)
+	}
 	for _, a := range cc.IAM.PodIdentityAssociations {
 		set.PodIdentity = append(set.PodIdentity, rules.PodIdentityAssociation{
 			Namespace: a.Namespace, ServiceAccount: a.ServiceAccountName, Source: object.Source{File: file},
@@ -167,7 +195,11 @@ func parseEmulatorConfig(data []byte) (Set, error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("emulator configuration: %w", err)
 	}
-	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator}
+	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator,
+		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}}
+	for az, sn := range cfg.VPC.Subnets.Private {
+		set.SubnetAZ[sn.ID] = az
+	}
 	for _, p := range cfg.FargateProfiles {
 		set.Profiles = append(set.Profiles, p.Profile())
 	}

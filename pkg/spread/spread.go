@@ -12,9 +12,11 @@ package spread
 
 import (
 	"cmp"
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -187,4 +189,45 @@ func Victim(members []Member, zones []string) (Member, bool) {
 		}
 	}
 	return *victim, true
+}
+
+// Split returns the per-AZ profiles that replace p for spread: one per AZ
+// of its subnets, named "<p>-<AZ>", with p's selectors and pod execution
+// role and the AZ's subnet (the first by ID when p has several in one AZ).
+// subnets are p's subnets, or the cluster's private subnets when p names
+// none. It returns nil for a profile that already has one subnet, and an
+// error when the subnets, or the AZ of one, are unknown.
+func Split(p fargate.Profile, subnets []string, subnetAZ map[string]string) ([]fargate.Profile, error) {
+	if len(p.Subnets) > 0 {
+		subnets = p.Subnets
+	}
+	switch len(subnets) {
+	case 0:
+		return nil, fmt.Errorf("profile %s: its subnets are unknown (it names none, and the cluster's private subnets are not given)", p.Name)
+	case 1:
+		return nil, nil
+	}
+	byZone := map[string]string{}
+	var unknown []string
+	for _, id := range subnets {
+		az, ok := subnetAZ[id]
+		switch {
+		case !ok || az == "":
+			unknown = append(unknown, id)
+		case byZone[az] == "" || id < byZone[az]:
+			byZone[az] = id
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("profile %s: the AZ of subnet %s is unknown", p.Name, strings.Join(unknown, ", "))
+	}
+	if len(byZone) < 2 {
+		return nil, nil // one AZ: nothing to choose
+	}
+	out := make([]fargate.Profile, 0, len(byZone))
+	for _, az := range slices.Sorted(maps.Keys(byZone)) {
+		out = append(out, fargate.Profile{Name: p.Name + "-" + az, Selectors: p.Selectors, Subnets: []string{byZone[az]},
+			PodExecutionRoleARN: p.PodExecutionRoleARN})
+	}
+	return out, nil
 }

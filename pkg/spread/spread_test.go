@@ -2,6 +2,7 @@ package spread
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +170,39 @@ func FuzzPick(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSplit(t *testing.T) {
+	azs := map[string]string{"subnet-a": "us-east-1a", "subnet-a2": "us-east-1a", "subnet-b": "us-east-1b"}
+	web := fargate.Profile{Name: "web", Selectors: []fargate.Selector{apps}, PodExecutionRoleARN: "arn:role"}
+	twin := func(az, subnet string) fargate.Profile {
+		return fargate.Profile{Name: "web-" + az, Selectors: []fargate.Selector{apps}, Subnets: []string{subnet}, PodExecutionRoleARN: "arn:role"}
+	}
+	withSubnets := func(ids ...string) fargate.Profile { p := web; p.Subnets = ids; return p }
+	tests := []struct {
+		name    string
+		p       fargate.Profile
+		private []string
+		want    []fargate.Profile
+		err     string
+	}{
+		{"its own subnets", withSubnets("subnet-b", "subnet-a"), nil, []fargate.Profile{twin("us-east-1a", "subnet-a"), twin("us-east-1b", "subnet-b")}, ""},
+		{"the private subnets", web, []string{"subnet-a", "subnet-b"}, []fargate.Profile{twin("us-east-1a", "subnet-a"), twin("us-east-1b", "subnet-b")}, ""},
+		{"two in one AZ: the first by ID", withSubnets("subnet-a2", "subnet-a", "subnet-b"), nil, []fargate.Profile{twin("us-east-1a", "subnet-a"), twin("us-east-1b", "subnet-b")}, ""},
+		{"one subnet", withSubnets("subnet-a"), nil, nil, ""},
+		{"one AZ", withSubnets("subnet-a", "subnet-a2"), nil, nil, ""},
+		{"unknown AZ", withSubnets("subnet-a", "subnet-x"), nil, nil, "the AZ of subnet subnet-x is unknown"},
+		{"no subnets known", web, nil, nil, "its subnets are unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Split(tt.p, tt.private, azs)
+			if (err != nil) != (tt.err != "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("error %v, want %q", err, tt.err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Split (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

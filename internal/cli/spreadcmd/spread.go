@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -19,7 +20,10 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/emulator"
+	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/spread"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	spreadpkg "github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // NewCommand returns the spread command.
@@ -35,14 +39,16 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"fullest AZ of a workload that is skewed anyway (after a scale-down, say).\n\n" +
 			"Pods opt in with the label spread.fargatekit.io/enabled=true on their namespace or on the pod\n" +
 			"template. See docs/spread.md.",
-		Example: "  # On the emulator: start spread and register its webhook\n" +
+		Example: "  # The per-AZ profiles to add first, from an eksctl config\n" +
+			"  fargatekit spread profiles --profiles cluster.yaml\n\n" +
+			"  # On the emulator: start spread and register its webhook\n" +
 			"  fargatekit spread install --emulator\n" +
 			"  kubectl label namespace apps spread.fargatekit.io/enabled=true\n" +
 			"  kubectl -n apps rollout restart deployment web\n\n" +
 			"  # Run it yourself against a cluster (the Helm chart runs it in the cluster)\n" +
 			"  fargatekit spread serve --tls-cert-file tls.crt --tls-key-file tls.key",
 	}
-	cmd.AddCommand(newServe(), newInstall(s), newUninstall(s))
+	cmd.AddCommand(newProfiles(s), newServe(), newInstall(s), newUninstall(s))
 	return cmd
 }
 
@@ -224,4 +230,106 @@ func newUninstall(s streams.Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "uninstall from the emulator (required)")
 	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
 	return cmd
+}
+
+func newProfiles(s streams.Streams) *cobra.Command {
+	var t cluster.Target
+	var file, format string
+	cmd := &cobra.Command{
+		Use:   "profiles (--profiles FILE | --cluster-name NAME)",
+		Short: "Print the per-AZ Fargate profiles spread needs, as eksctl YAML or Terraform",
+		Long: "spread chooses a pod's AZ by choosing its profile, so each profile whose pods are to be balanced needs\n" +
+			"one twin per AZ: the same selectors and pod execution role, one subnet each, named <profile>-<AZ>.\n" +
+			"profiles prints them for every profile with subnets in several AZs, read from an eksctl ClusterConfig\n" +
+			"(--profiles; a profile without subnets runs in vpc.subnets.private) or from the live cluster (the EKS\n" +
+			"API for the profiles, EC2 DescribeSubnets for the AZs). Add them next to the profiles they split:\n" +
+			"pods that are not opted in keep going to the original, first by name. EKS creates profiles one at a\n" +
+			"time per cluster; the default quota is 10 profiles per cluster (a warning says when the new ones\n" +
+			"would pass it).\n\n" +
+			"Exit codes: 0 printed (or nothing to add); 2 nothing could be read or split (unknown subnets or AZs).",
+		Example: "  fargatekit spread profiles --profiles cluster.yaml\n" +
+			"  fargatekit spread profiles --profiles cluster.yaml --format terraform > fargate-per-az.tf\n" +
+			"  fargatekit spread profiles --cluster-name prod --region eu-west-1",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "eksctl" && format != "terraform" {
+				return fmt.Errorf("--format %q: want eksctl or terraform", format)
+			}
+			set, err := readProfiles(cmd, file, t)
+			if err != nil {
+				return err
+			}
+			var add []fargate.Profile
+			var errs []error
+			for _, p := range set.Profiles {
+				split, err := spreadpkg.Split(p, set.PrivateSubnets, set.SubnetAZ)
+				errs = append(errs, err)
+				for _, q := range split {
+					if !slices.ContainsFunc(set.Profiles, func(e fargate.Profile) bool { return e.Name == q.Name }) {
+						add = append(add, q)
+					}
+				}
+			}
+			err = errors.Join(errs...)
+			if err != nil && len(add) == 0 {
+				return err
+			}
+			if err != nil {
+				fmt.Fprintf(s.ErrOut, "warning: %v\n", err)
+			}
+			if len(add) == 0 {
+				fmt.Fprintln(s.ErrOut, "no profile to add: none has subnets in several AZs without its per-AZ twins")
+				return nil
+			}
+			limits := fargate.DefaultLimits
+			if n := len(set.Profiles) + len(add); n > limits.ProfilesPerCluster {
+				fmt.Fprintf(s.ErrOut, "warning: %d profiles with these %d: EKS's default quota is %d per cluster\n", n, len(add), limits.ProfilesPerCluster)
+			}
+			if format == "terraform" {
+				return spread.WriteTerraform(s.Out, set.Cluster, add)
+			}
+			return spread.WriteEksctl(s.Out, add)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&file, "profiles", "", "eksctl ClusterConfig (or the emulator's configuration) to read the profiles and subnets from")
+	fl.StringVar(&format, "format", "eksctl", "output: eksctl (fargateProfiles YAML) or terraform (aws_eks_fargate_profile resources)")
+	fl.StringVar(&t.ClusterName, "cluster-name", "", "read the live cluster of this name through the EKS and EC2 APIs")
+	fl.StringVar(&t.Region, "region", "", "AWS region of the live cluster (default: AWS_REGION)")
+	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
+	fl.StringVar(&t.EC2Endpoint, "ec2-endpoint", "", "EC2 API endpoint (default: AWS_ENDPOINT_URL_EC2, else AWS's)")
+	return cmd
+}
+
+// readProfiles reads the profiles and subnet AZs from a file or the live cluster.
+func readProfiles(cmd *cobra.Command, file string, t cluster.Target) (profiles.Set, error) {
+	switch {
+	case file != "" && t.ClusterName != "":
+		return profiles.Set{}, errors.New("give --profiles or --cluster-name, not both")
+	case file != "":
+		set, err := profiles.ReadFile(file)
+		if err != nil && len(set.Profiles) == 0 {
+			return set, err
+		}
+		if set.Format != profiles.FormatEksctl && set.Format != profiles.FormatEmulator {
+			return set, fmt.Errorf("%s is %s: spread profiles reads an eksctl ClusterConfig (or --cluster-name for the live cluster)", file, set.Format)
+		}
+		return set, nil
+	case t.ClusterName == "":
+		return profiles.Set{}, errors.New("give --profiles FILE (an eksctl ClusterConfig) or --cluster-name NAME (the live cluster)")
+	}
+	aws, err := cluster.NewEKS(cmd.Context(), t, nil)
+	if err != nil {
+		return profiles.Set{}, err
+	}
+	set := profiles.Set{Cluster: t.ClusterName}
+	if set.Profiles, err = aws.Profiles(cmd.Context()); err != nil {
+		return set, err
+	}
+	var subnets []string
+	for _, p := range set.Profiles {
+		subnets = append(subnets, p.Subnets...)
+	}
+	set.SubnetAZ, err = aws.SubnetZones(cmd.Context(), subnets)
+	return set, err
 }
