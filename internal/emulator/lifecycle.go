@@ -176,14 +176,9 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 // and scheduler through bind-address, etcd and kwok-controller through their
 // URLs, on ports chosen here. Later flags win, so these override kwokctl's.
 func loopbackArgs() ([]string, error) {
-	ports := make([]int, 6)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free loopback port: %w", err)
-		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		defer func() { _ = ln.Close() }()
+	ports, err := FreePorts(6)
+	if err != nil {
+		return nil, err
 	}
 	etcd, peer, kwok := ports[0], ports[1], ports[2]
 	extra := func(component, key, value string) []string {
@@ -247,40 +242,26 @@ func (o *Options) portsFree() error {
 // startDaemon starts `fargatekit emulator serve` in its own session and
 // waits until the EKS API answers.
 func (o *Options) startDaemon() error {
-	log, err := os.OpenFile(o.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening the daemon log: %w", err)
-	}
-	defer func() { _ = log.Close() }()
 	args := []string{"emulator", "serve", "--state-dir", o.StateDir,
 		"--eks-port", strconv.Itoa(o.EKSPort), "--webhook-port", strconv.Itoa(o.WebhookPort)}
 	if o.SettingsPath != "" {
 		args = append(args, "--settings", o.SettingsPath)
 	}
-	cmd := exec.Command(o.Self, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives `up`
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the emulator daemon: %w", err)
+	started := func(pid int) error {
+		if err := os.WriteFile(o.pidFile(), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			return fmt.Errorf("writing the daemon pid file: %w", err)
+		}
+		o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", pid)
+		return nil
 	}
-	if err := os.WriteFile(o.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
-		return fmt.Errorf("writing the daemon pid file: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", cmd.Process.Pid)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(o.EKSEndpoint() + "/clusters"); err == nil {
+	answers := func() bool {
+		resp, err := http.Get(o.EKSEndpoint() + "/clusters")
+		if err == nil {
 			_ = resp.Body.Close()
-			return nil
 		}
-		if !alive(cmd.Process.Pid) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil
 	}
-	data, _ := os.ReadFile(o.logFile())
-	return fmt.Errorf("the emulator daemon did not start; its log (%s) ends with:\n%s", o.logFile(), lastLines(string(data), 15))
+	return StartDetached(context.Background(), "the emulator daemon", o.Self, args, nil, o.logFile(), started, answers, 20*time.Second)
 }
 
 // Down stops every process of the emulator: the control plane through

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -204,7 +205,7 @@ func TestIntegrationSpread(t *testing.T) {
 	c.settled("apps", "web", 0)
 	scale(t, c, "apps", "web", 30)
 	want := map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}
-	if load := c.settled("apps", "web", 30); !equal(load, want) {
+	if load := c.settled("apps", "web", 30); !maps.Equal(load, want) {
 		t.Errorf("scaled 0 → 30 with spread: %v, want %v", load, want)
 	}
 	if got := metric(t, metrics, `fargatekit_spread_placements_total{zone="us-east-1b"}`); got < 10 {
@@ -291,13 +292,4 @@ func replicaSet(t *testing.T, c *cluster, ns, deployment string) string {
 		t.Fatalf("the ReplicaSets of %s: %v (%d)", deployment, err, len(rss.Items))
 	}
 	return rss.Items[0].Name
-}
-
-func equal(a, b map[string]int) bool {
-	for _, z := range zones {
-		if a[z] != b[z] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,16 +2,11 @@ package spread
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -70,14 +65,11 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		return nil, fmt.Errorf("saving spread's key: %w", err)
 	}
-	webhookPort, err := freePort()
+	ports, err := emulator.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	metricsPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	webhookPort, metricsPort := ports[0], ports[1]
 	inst := &Installed{
 		WebhookURL: fmt.Sprintf("https://127.0.0.1:%d%s", webhookPort, WebhookPath),
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
@@ -87,42 +79,21 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 		"--eks-endpoint", in.AWSEndpoint, "--ec2-endpoint", in.AWSEndpoint,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", webhookPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--lease-namespace", metav1.NamespaceSystem}, in.ServeFlags...)
-	log, err := os.OpenFile(inst.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening spread's log: %w", err)
-	}
-	defer func() { _ = log.Close() }()
-	cmd := exec.Command(in.Self, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	// The emulator accepts any credentials; the SDK wants some.
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives install
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting spread serve: %w", err)
-	}
-	inst.PID = cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	ready := strings.TrimSuffix(inst.MetricsURL, "/metrics") + "/readyz"
-	deadline := time.Now().Add(30 * time.Second)
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort)
 	probe := &http.Client{Timeout: 2 * time.Second}
-	for {
-		if resp, err := probe.Get(ready); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+	ready := func() bool {
+		resp, err := probe.Get(readyz)
+		if err != nil {
+			return false
 		}
-		select {
-		case err := <-exited:
-			return nil, fmt.Errorf("spread serve stopped (%w); its log (%s) ends with:\n%s", err, inst.Log, tail(inst.Log, 15))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("spread serve was not ready after 30s; its log (%s) ends with:\n%s", inst.Log, tail(inst.Log, 15))
-		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	// The emulator accepts any credentials; the SDK wants some.
+	env := []string{"AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator"}
+	started := func(pid int) error { inst.PID = pid; return nil }
+	if err := emulator.StartDetached(ctx, "spread serve", in.Self, args, env, inst.Log, started, ready, 30*time.Second); err != nil {
+		return nil, err
 	}
 	url := inst.WebhookURL
 	hook := WebhookConfiguration(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
@@ -142,28 +113,4 @@ func UninstallEmulator(ctx context.Context, client kubernetes.Interface, stateDi
 	}
 	ran, err := emulator.StopComponent(stateDir, emulator.ComponentSpread, 5*time.Second)
 	return found || len(ran) > 0, err
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(f)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -154,7 +155,7 @@ func (p *Placer) load(uid types.UID) (map[string]int, error) {
 	for _, obj := range objs {
 		pod := obj.(*corev1.Pod)
 		seen[pod.Annotations[spread.AdmissionAnnotation]] = true
-		if !Live(pod) {
+		if !live.Alive(pod) {
 			continue
 		}
 		if z := p.ZoneOf(pod); z != "" {
@@ -184,12 +185,6 @@ func (p *Placer) recentFor() time.Duration {
 		return p.Recent
 	}
 	return DefaultRecent
-}
-
-// Live reports whether a pod counts in its workload's balance: not
-// finished, not being deleted.
-func Live(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 
 // ZoneOf returns a pod's AZ: the one spread chose, else its per-AZ

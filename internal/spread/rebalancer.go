@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/util/podutils"
 
+	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -82,7 +84,7 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		members := make([]spread.Member, 0, len(g.pods))
 		load, ready := map[string]int{}, 0
 		for _, p := range g.pods {
-			m := spread.Member{Namespace: p.Namespace, Name: p.Name, Zone: r.Placer.ZoneOf(p), Ready: podReady(p), Created: p.CreationTimestamp.Time}
+			m := spread.Member{Namespace: p.Namespace, Name: p.Name, Zone: r.Placer.ZoneOf(p), Ready: podutils.IsPodReady(p), Created: p.CreationTimestamp.Time}
 			members = append(members, m)
 			load[m.Zone]++
 			if m.Ready {
@@ -119,7 +121,7 @@ func (r *Rebalancer) groups() []group {
 	by := map[types.UID]*group{}
 	for _, obj := range r.Placer.pods.List() {
 		p, ok := obj.(*corev1.Pod)
-		if !ok || !Live(p) || !r.optedIn(p) {
+		if !ok || !live.Alive(p) || !r.optedIn(p) {
 			continue
 		}
 		// Only replicas are rebalanced: an evicted Job pod loses its work
@@ -155,15 +157,6 @@ func (r *Rebalancer) optedIn(p *corev1.Pod) bool {
 	}
 	obj, ok, _ := r.Namespaces.GetByKey(p.Namespace)
 	return ok && obj.(*corev1.Namespace).Labels[spread.EnabledLabel] == "true"
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // evict evicts the victim through the Eviction API, so that

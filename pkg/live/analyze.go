@@ -14,6 +14,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // FixDetail is the finding detail holding the command that repairs it.
@@ -113,7 +114,7 @@ func (v *view) state(w *Workload, price fargate.Price) WorkloadState {
 	st := WorkloadState{Workload: w, PodsPerAZ: map[string]int{}}
 	for _, p := range w.Pods {
 		switch {
-		case !live(p):
+		case !Alive(p):
 		case pending(p):
 			st.Pending++
 		case v.onFargate(p):
@@ -147,7 +148,7 @@ func (v *view) drift(w *Workload) []rules.Finding {
 	var ec2, pend, total int
 	var profile string
 	for _, p := range w.Pods {
-		if !live(p) || fargate.DaemonSetPod(p.OwnerReferences) {
+		if !Alive(p) || fargate.DaemonSetPod(p.OwnerReferences) {
 			continue
 		}
 		total++
@@ -190,7 +191,7 @@ func (v *view) profileGone(w *Workload) []rules.Finding {
 	sample := map[string]*corev1.Pod{} // a pod of each gone profile
 	for _, p := range w.Pods {
 		name := p.Labels[fargate.ProfileLabel]
-		if !live(p) || !v.onFargate(p) || name == "" || v.placing[name] {
+		if !Alive(p) || !v.onFargate(p) || name == "" || v.placing[name] {
 			continue
 		}
 		gone[name]++
@@ -293,7 +294,7 @@ func (v *view) skew(w *Workload) []rules.Finding {
 	perAZ := map[string][]*corev1.Pod{}
 	profile := ""
 	for _, p := range w.Pods {
-		if live(p) && v.onFargate(p) {
+		if Alive(p) && v.onFargate(p) {
 			if az := v.zone(p); az != "" {
 				perAZ[az] = append(perAZ[az], p)
 				profile = cmp.Or(profile, p.Labels[fargate.ProfileLabel])
@@ -314,19 +315,18 @@ func (v *view) skew(w *Workload) []rules.Finding {
 	for az := range perAZ {
 		zones[az] = true
 	}
-	most, least := "", ""
+	azs, load := slices.Sorted(maps.Keys(zones)), map[string]int{}
+	most := ""
 	var parts []string
-	for _, az := range slices.Sorted(maps.Keys(zones)) {
+	for _, az := range azs {
 		n := len(perAZ[az])
+		load[az] = n
 		parts = append(parts, fmt.Sprintf("%s %d", az, n))
 		if most == "" || n > len(perAZ[most]) {
 			most = az
 		}
-		if least == "" || n < len(perAZ[least]) {
-			least = az
-		}
 	}
-	if len(perAZ[most])-len(perAZ[least]) <= 1 {
+	if spread.Skew(load, azs) <= 1 { // the balance spread keeps
 		return nil
 	}
 	slices.SortFunc(perAZ[most], func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
@@ -344,7 +344,7 @@ func (v *view) fargateKubelets(w *Workload) []rules.Finding {
 	n, oldest := 0, ""
 	for _, p := range w.Pods {
 		node := v.nodes[p.Spec.NodeName]
-		if !live(p) || node == nil || !IsFargateNode(node) {
+		if !Alive(p) || node == nil || !IsFargateNode(node) {
 			continue
 		}
 		if m := kubeletMinor(node); m != "" && eks.CompareMinor(m, v.Cluster.Version) < 0 {

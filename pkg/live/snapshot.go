@@ -245,14 +245,14 @@ func (v *view) zone(p *corev1.Pod) string {
 	return ""
 }
 
-// live reports whether a pod is meant to be running: not finished and not
-// being deleted.
-func live(p *corev1.Pod) bool {
+// Alive reports whether a pod is meant to be running: not finished and not
+// being deleted. spread counts the same pods in a workload's balance.
+func Alive(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // pending reports whether a live pod is bound to no node.
-func pending(p *corev1.Pod) bool { return live(p) && p.Spec.NodeName == "" }
+func pending(p *corev1.Pod) bool { return Alive(p) && p.Spec.NodeName == "" }
 
 // asCreated returns a copy of a pod as it was created, before EKS's Fargate
 // webhook gave it fargate-scheduler and the label of its profile: what a
