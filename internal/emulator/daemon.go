@@ -23,6 +23,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,6 +33,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
+	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/eks"
@@ -49,6 +52,9 @@ type DaemonOptions struct {
 	Kubeconfig string
 	// EKSAddr and WebhookAddr are loopback host:port addresses.
 	EKSAddr, WebhookAddr string
+	// EgressSocket, if set, is the unix socket of the proxy through which
+	// the API server reaches Services (package egress).
+	EgressSocket string
 	// Ready, if set, is closed once every part serves.
 	Ready chan<- struct{}
 }
@@ -127,6 +133,13 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	errs := make(chan error, 4)
 	go func() { errs <- servers[0].Serve(eksLn) }()
 	go func() { errs <- servers[1].ServeTLS(hookLn, "", "") }()
+	if o.EgressSocket != "" {
+		proxy, err := clusterNetwork(ctx, client, o.EgressSocket)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, proxy)
+	}
 	defer func() {
 		for _, s := range servers {
 			_ = s.Close()
@@ -169,6 +182,25 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		}
 		return err
 	}
+}
+
+// clusterNetwork serves the API server's CONNECT proxy to Services on socket.
+func clusterNetwork(ctx context.Context, client kubernetes.Interface, socket string) (*http.Server, error) {
+	factory := informers.NewSharedInformerFactory(client, 0)
+	services := factory.Core().V1().Services().Lister()
+	factory.Start(ctx.Done())
+	_ = os.Remove(socket) // left by a daemon that was killed
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster network proxy cannot listen on %s: %w", socket, err)
+	}
+	proxy := &egress.Proxy{Services: func() []*corev1.Service {
+		all, _ := services.List(labels.Everything())
+		return all
+	}}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
 }
 
 // listen opens a loopback address, saying which part could not when it is taken.

@@ -21,6 +21,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/settings"
 )
 
@@ -56,6 +57,12 @@ type Options struct {
 func (o *Options) kwokDir() string { return filepath.Join(o.StateDir, "kwok") }
 func (o *Options) pidFile() string { return filepath.Join(o.StateDir, "daemon.pid") }
 func (o *Options) logFile() string { return filepath.Join(o.StateDir, "daemon.log") }
+func (o *Options) egressConfig() string {
+	return filepath.Join(o.StateDir, "egress-selector.yaml")
+}
+
+// EgressSocket is where the daemon proxies the API server's traffic to Services.
+func (o *Options) EgressSocket() string { return filepath.Join(o.StateDir, "egress.sock") }
 func (o *Options) clusterDir() string {
 	return filepath.Join(o.kwokDir(), "clusters", o.Config.Metadata.Name)
 }
@@ -161,7 +168,12 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return o.kwokctl(ctx, append(args, loopback...)...)
+		// The API server reaches Services through the daemon (package egress).
+		if err := os.WriteFile(o.egressConfig(), []byte(egress.Config(o.EgressSocket())), 0o600); err != nil {
+			return fmt.Errorf("writing the API server's egress configuration: %w", err)
+		}
+		args = append(append(args, loopback...), "--extra-args", "kube-apiserver=egress-selector-config-file="+o.egressConfig())
+		return o.kwokctl(ctx, args...)
 	}
 	if o.controlPlaneReady(ctx) {
 		return nil

@@ -2,50 +2,57 @@ package spread
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 )
 
 // EmulatorInstall is what `spread install --emulator` needs of the
-// running emulator and of the spread it starts.
+// running emulator.
 type EmulatorInstall struct {
-	// StateDir is the emulator's; spread keeps its certificate, log and
-	// ports in StateDir/spread, and `emulator down` stops it with the rest.
+	// StateDir is the emulator's; spread keeps its log and kubeconfig in
+	// StateDir/spread, and `emulator down` stops it with the rest.
 	StateDir string
-	// Kubeconfig, AWSEndpoint, Region and ClusterName reach the emulator.
+	// Kubeconfig (the admin's), AWSEndpoint, Region and ClusterName reach
+	// the emulator.
 	Kubeconfig, AWSEndpoint, Region, ClusterName string
-	// Self is the fargatekit binary to run `spread serve` from.
+	// Self is the fargatekit binary that stands in for the chart's pods.
 	Self string
-	// ServeFlags are passed on to `spread serve` (--dry-run, ...).
-	ServeFlags []string
+	// DryRun and EvictionInterval are the chart's rebalancer values.
+	DryRun           bool
+	EvictionInterval time.Duration
 }
 
 // Installed says where spread serves.
 type Installed struct {
 	PID                    int
+	Release                string // namespace/name of the Helm release
 	WebhookURL, MetricsURL string
 	Log                    string
 }
 
 func spreadDir(stateDir string) string { return filepath.Join(stateDir, "spread") }
 
-// InstallEmulator starts `fargatekit spread serve` for the emulator, on
-// loopback ports the system gives out and a self-signed certificate, waits
-// until it is ready, and registers its webhook. A spread installed before
-// is stopped first.
+// InstallEmulator installs the Helm chart into the emulator, as into a
+// cluster, and runs its pod on the host: KWOK runs no container, so this
+// binary runs the Deployment's arguments and environment with the
+// service account's token (the chart's RBAC and nothing more), on the
+// loopback ports the Service targets, where the emulator sends the API
+// server's calls to the Service. A spread installed before is upgraded and
+// its process replaced.
 func InstallEmulator(ctx context.Context, client kubernetes.Interface, in EmulatorInstall) (*Installed, error) {
 	dir := spreadDir(in.StateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -54,31 +61,37 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 	if _, err := emulator.StopComponent(in.StateDir, emulator.ComponentSpread, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("stopping the spread installed before: %w", err)
 	}
-	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("making spread's certificate: %w", err)
-	}
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		return nil, fmt.Errorf("saving spread's certificate: %w", err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
-		return nil, fmt.Errorf("saving spread's key: %w", err)
-	}
 	ports, err := emulator.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	webhookPort, metricsPort := ports[0], ports[1]
+	env := []any{
+		map[string]any{"name": "AWS_ENDPOINT_URL_EKS", "value": in.AWSEndpoint},
+		map[string]any{"name": "AWS_ENDPOINT_URL_EC2", "value": in.AWSEndpoint},
+		// The emulator accepts any credentials; the SDK wants some.
+		map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": "emulator"},
+		map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": "emulator"},
+	}
+	values := map[string]any{
+		"clusterName": in.ClusterName, "region": in.Region, "env": env,
+		"webhook":    map[string]any{"port": webhookPort},
+		"metrics":    map[string]any{"port": metricsPort},
+		"rebalancer": map[string]any{"dryRun": in.DryRun, "evictionInterval": in.EvictionInterval.String()},
+	}
+	if err := InstallChart(ctx, in.Kubeconfig, ReleaseNamespace, ReleaseName, values); err != nil {
+		return nil, err
+	}
+	args, podEnv, err := standIn(ctx, client, in.Kubeconfig, dir)
+	if err != nil {
+		return nil, err
+	}
 	inst := &Installed{
-		WebhookURL: fmt.Sprintf("https://127.0.0.1:%d%s", webhookPort, WebhookPath),
+		Release:    ReleaseNamespace + "/" + ReleaseName,
+		WebhookURL: fmt.Sprintf("https://%s.%s.svc:443%s", ReleaseName, ReleaseNamespace, WebhookPath),
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
 		Log:        filepath.Join(dir, "spread.log"),
 	}
-	args := append([]string{"spread", "serve", "--kubeconfig", in.Kubeconfig, "--cluster-name", in.ClusterName, "--region", in.Region,
-		"--eks-endpoint", in.AWSEndpoint, "--ec2-endpoint", in.AWSEndpoint,
-		"--listen", fmt.Sprintf("127.0.0.1:%d", webhookPort), "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
-		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--lease-namespace", metav1.NamespaceSystem}, in.ServeFlags...)
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort)
 	probe := &http.Client{Timeout: 2 * time.Second}
 	ready := func() bool {
@@ -89,27 +102,99 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
-	// The emulator accepts any credentials; the SDK wants some.
-	env := []string{"AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator"}
 	started := func(pid int) error { inst.PID = pid; return nil }
-	if err := emulator.StartDetached(ctx, "spread serve", in.Self, args, env, inst.Log, started, ready, 30*time.Second); err != nil {
-		return nil, err
-	}
-	url := inst.WebhookURL
-	hook := WebhookConfiguration(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: certPEM})
-	if err := admission.Register(ctx, client, hook); err != nil {
+	if err := emulator.StartDetached(ctx, "spread serve", in.Self, args, podEnv, inst.Log, started, ready, 30*time.Second); err != nil {
 		return nil, err
 	}
 	return inst, nil
 }
 
-// UninstallEmulator removes spread's webhook from the emulator and stops
-// spread. It returns whether anything was there.
-func UninstallEmulator(ctx context.Context, client kubernetes.Interface, stateDir string) (bool, error) {
-	err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, WebhookConfigurationName, metav1.DeleteOptions{})
-	found := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("removing spread's webhook: %w", err)
+// standInName is the pod name (POD_NAME) of the process on the host.
+const standInName = ReleaseName + "-host"
+
+// standIn returns the command line and environment of the chart's
+// container for a process on the host: its arguments, listening on
+// loopback, with a kubeconfig of the pod's service account, and its
+// environment with the pod's fields filled in.
+func standIn(ctx context.Context, client kubernetes.Interface, adminKubeconfig, dir string) ([]string, []string, error) {
+	d, err := client.AppsV1().Deployments(ReleaseNamespace).Get(ctx, ReleaseName, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the chart's Deployment: %w", err)
+	}
+	pod := d.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		return nil, nil, fmt.Errorf("the chart's Deployment has %d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	expiry := int64((365 * 24 * time.Hour).Seconds())
+	tok, err := client.CoreV1().ServiceAccounts(ReleaseNamespace).CreateToken(ctx, pod.ServiceAccountName,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("getting a token of the service account %s: %w", pod.ServiceAccountName, err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := serviceAccountKubeconfig(adminKubeconfig, kubeconfig, pod.ServiceAccountName, tok.Status.Token); err != nil {
+		return nil, nil, err
+	}
+	cmdline := append(slices.Clone(c.Command), c.Args...)
+	if len(cmdline) < 2 || cmdline[0] != "spread" || cmdline[1] != "serve" {
+		return nil, nil, fmt.Errorf("the chart's container runs %q, not spread serve", strings.Join(cmdline, " "))
+	}
+	args := []string{"spread", "serve", "--kubeconfig", kubeconfig}
+	for _, a := range cmdline[2:] {
+		for _, flag := range []string{"--listen=", "--metrics-listen="} {
+			if port, ok := strings.CutPrefix(a, flag+":"); ok {
+				a = flag + "127.0.0.1:" + port
+			}
+		}
+		args = append(args, a)
+	}
+	var env []string
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			switch {
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+				v = standInName
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+				v = ReleaseNamespace
+			default:
+				return nil, nil, fmt.Errorf("the chart's container has env %s from a source the emulator does not fill", e.Name)
+			}
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	return args, env, nil
+}
+
+// serviceAccountKubeconfig writes a kubeconfig of the admin's cluster with
+// the service account's token.
+func serviceAccountKubeconfig(admin, path, account, token string) error {
+	cfg, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		return fmt.Errorf("reading the emulator's kubeconfig: %w", err)
+	}
+	ctx, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cfg.Clusters[ctx.Cluster] == nil {
+		return errors.New("the emulator's kubeconfig has no current cluster")
+	}
+	out := clientcmdapi.NewConfig()
+	out.Clusters["emulator"] = cfg.Clusters[ctx.Cluster]
+	out.AuthInfos[account] = &clientcmdapi.AuthInfo{Token: token}
+	out.Contexts[account] = &clientcmdapi.Context{Cluster: "emulator", AuthInfo: account, Namespace: ReleaseNamespace}
+	out.CurrentContext = account
+	if err := clientcmd.WriteToFile(*out, path); err != nil {
+		return fmt.Errorf("writing the service account's kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// UninstallEmulator uninstalls the chart from the emulator and stops the
+// process standing in for its pods. It returns whether anything was there.
+func UninstallEmulator(_ context.Context, kubeconfig, stateDir string) (bool, error) {
+	found, err := UninstallChart(kubeconfig, ReleaseNamespace, ReleaseName)
+	if err != nil {
+		return false, err
 	}
 	ran, err := emulator.StopComponent(stateDir, emulator.ComponentSpread, 5*time.Second)
 	return found || len(ran) > 0, err

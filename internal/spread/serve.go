@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/internal/cluster"
-	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -48,29 +46,38 @@ type Options struct {
 	Client kubernetes.Interface
 	// AWS reads the profiles (EKS) and their subnets' AZs (EC2).
 	AWS *cluster.EKS
-	// WebhookAddr serves the webhook over TLS with CertFile and KeyFile.
+	// AZs, if set, gives each per-AZ profile's AZ (the --zones file), in
+	// place of EC2's answer.
+	AZs map[string]string
+	// WebhookAddr serves the webhook over TLS with the certificate of
+	// Certificates, or else of CertFile and KeyFile.
 	WebhookAddr, CertFile, KeyFile string
+	Certificates                   *Certificates
 	// MetricsAddr serves /metrics, /healthz and /readyz over HTTP.
 	MetricsAddr string
 	// Refresh is how often the per-AZ profiles are read again.
 	Refresh time.Duration
 	// Rebalance runs the rebalancer, every EvictionInterval at most one
-	// eviction, when this replica holds the lease in LeaseNamespace.
+	// eviction, when this replica holds the lease in Namespace, the one spread runs in.
 	Rebalance        bool
 	DryRun           bool
 	EvictionInterval time.Duration
-	LeaseNamespace   string
+	Namespace        string
 	Identity         string
 	// Ready, if set, is closed once the webhook serves.
 	Ready chan<- struct{}
 }
 
 // Discover reads the per-AZ profiles: the cluster's profiles from EKS, and
-// the AZs of the subnets of those with one subnet from EC2.
-func Discover(ctx context.Context, aws *cluster.EKS) (spread.Zones, error) {
+// the AZs of the subnets of those with one subnet from EC2, unless azOf
+// gives them.
+func Discover(ctx context.Context, aws *cluster.EKS, azOf map[string]string) (spread.Zones, error) {
 	profiles, err := aws.Profiles(ctx)
 	if err != nil {
 		return spread.Zones{}, err
+	}
+	if azOf != nil {
+		return spread.Assigned(profiles, azOf)
 	}
 	azs, err := aws.SubnetZones(ctx, spread.Subnets(profiles))
 	if err != nil {
@@ -84,11 +91,16 @@ func Discover(ctx context.Context, aws *cluster.EKS) (spread.Zones, error) {
 // cannot start with (a certificate, the first read of the profiles, a
 // port) is an error before anything serves.
 func Serve(ctx context.Context, o Options) error {
-	pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+	var serving atomic.Pointer[tls.Certificate]
+	pair, err := o.certificate(ctx)
 	if err != nil {
-		return fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", o.CertFile, o.KeyFile, err)
+		return err
 	}
-	zones, err := Discover(ctx, o.AWS)
+	serving.Store(pair)
+	zones, err := Discover(ctx, o.AWS, o.AZs)
+	if err != nil && o.AZs != nil {
+		return fmt.Errorf("the --zones file: %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the per-AZ Fargate profiles: %w", err)
 	}
@@ -146,7 +158,8 @@ func Serve(ctx context.Context, o Options) error {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	servers := []*http.Server{
-		{Handler: hook, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
+		{Handler: hook, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12,
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return serving.Load(), nil }}},
 		{Handler: ops, ReadHeaderTimeout: 10 * time.Second},
 	}
 	errs := make(chan error, 2)
@@ -157,7 +170,7 @@ func Serve(ctx context.Context, o Options) error {
 			_ = s.Close()
 		}
 	}()
-	go refresh(ctx, o, placer, m)
+	go refresh(ctx, o, placer, m, &serving)
 	var leading sync.WaitGroup
 	defer leading.Wait() // the lease is released before Serve returns
 	if o.Rebalance {
@@ -179,9 +192,24 @@ func Serve(ctx context.Context, o Options) error {
 	}
 }
 
-// refresh reads the per-AZ profiles every o.Refresh; a failed read keeps
-// the last known ones and says so in a log line and a metric.
-func refresh(ctx context.Context, o Options, p *Placer, m *Metrics) {
+// certificate reads the serving certificate: from the cluster's Secret,
+// made there if need be, or from the files.
+func (o Options) certificate(ctx context.Context) (*tls.Certificate, error) {
+	if o.Certificates != nil {
+		return o.Certificates.Ensure(ctx)
+	}
+	pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert-file %s, --tls-key-file %s: %w", o.CertFile, o.KeyFile, err)
+	}
+	return &pair, nil
+}
+
+// refresh reads, every o.Refresh, the per-AZ profiles and the serving
+// certificate (renewed, or rotated by cert-manager); a failed read keeps
+// the last known ones and says so in a log line (and for the profiles a
+// metric).
+func refresh(ctx context.Context, o Options, p *Placer, m *Metrics, serving *atomic.Pointer[tls.Certificate]) {
 	if o.Refresh <= 0 {
 		return
 	}
@@ -193,7 +221,12 @@ func refresh(ctx context.Context, o Options, p *Placer, m *Metrics) {
 			return
 		case <-t.C:
 		}
-		zones, err := Discover(ctx, o.AWS)
+		if pair, err := o.certificate(ctx); err != nil {
+			slog.Warn("spread keeps its serving certificate", "err", err)
+		} else {
+			serving.Store(pair)
+		}
+		zones, err := Discover(ctx, o.AWS, o.AZs)
 		if err != nil {
 			m.refreshErrors.Inc()
 			slog.Warn("spread keeps the last known per-AZ profiles", "err", err)
@@ -231,7 +264,7 @@ func lead(ctx context.Context, o Options, f func(context.Context)) {
 		id = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: o.LeaseNamespace},
+		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: o.Namespace},
 		Client:     o.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
@@ -254,47 +287,5 @@ func lead(ctx context.Context, o Options, f func(context.Context)) {
 			<-done
 		default:
 		}
-	}
-}
-
-// WebhookConfiguration is the MutatingWebhookConfiguration of spread with
-// the given client configuration (a URL, or a Service in a cluster). Two
-// webhooks, so that the API server sends only opted-in pods: those of a
-// namespace labelled spread.fargatekit.io/enabled=true, and pods labelled
-// so in other namespaces. It never blocks a pod: failurePolicy Ignore, a
-// 2-second timeout.
-func WebhookConfiguration(client admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
-	ignore := admissionregistrationv1.Ignore
-	none := admissionregistrationv1.SideEffectClassNone
-	never := admissionregistrationv1.NeverReinvocationPolicy
-	timeout := int32(2)
-	enabled := metav1.LabelSelectorRequirement{Key: spread.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}}
-	notEnabled := enabled
-	notEnabled.Operator = metav1.LabelSelectorOpNotIn
-	// A pod that chose its profile itself is never sent.
-	unchosen := metav1.LabelSelectorRequirement{Key: fargate.ProfileLabel, Operator: metav1.LabelSelectorOpDoesNotExist}
-	hook := func(name string, ns, obj []metav1.LabelSelectorRequirement) admissionregistrationv1.MutatingWebhook {
-		return admissionregistrationv1.MutatingWebhook{
-			Name:         name,
-			ClientConfig: client,
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchExpressions: ns},
-			ObjectSelector:          &metav1.LabelSelector{MatchExpressions: obj},
-			FailurePolicy:           &ignore,
-			SideEffects:             &none,
-			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      &never,
-			TimeoutSeconds:          &timeout,
-		}
-	}
-	return &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName, Labels: map[string]string{"app.kubernetes.io/name": "fargatekit-spread"}},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{
-			hook("namespace.spread.fargatekit.io", []metav1.LabelSelectorRequirement{enabled}, []metav1.LabelSelectorRequirement{unchosen}),
-			hook("pod.spread.fargatekit.io", []metav1.LabelSelectorRequirement{notEnabled}, []metav1.LabelSelectorRequirement{enabled, unchosen}),
-		},
 	}
 }

@@ -12,6 +12,7 @@ package spread
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -77,6 +78,40 @@ func NewZones(profiles []fargate.Profile, subnetAZ map[string]string) Zones {
 	}
 	slices.SortFunc(z.profiles, func(a, b fargate.Profile) int { return cmp.Compare(a.Name, b.Name) })
 	return z
+}
+
+// Assigned is NewZones for AZs given by hand, profile → AZ (serve's
+// --zones file), checked against the cluster's profiles: a profile that
+// does not exist or has other than one subnet is an error naming it as
+// the field profiles.<name>. Only the assigned profiles are per-AZ ones.
+func Assigned(profiles []fargate.Profile, azOf map[string]string) (Zones, error) {
+	byName := map[string]fargate.Profile{}
+	for _, p := range profiles {
+		byName[p.Name] = p
+	}
+	var chosen []fargate.Profile
+	subnetAZ := map[string]string{}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(azOf)) {
+		p, ok := byName[name]
+		switch {
+		case azOf[name] == "":
+			errs = append(errs, fmt.Errorf("profiles.%s: no AZ given", name))
+		case !ok:
+			errs = append(errs, fmt.Errorf("profiles.%s: the cluster has no Fargate profile %s", name, name))
+		case len(p.Subnets) != 1:
+			errs = append(errs, fmt.Errorf("profiles.%s: the profile has %d subnets; a per-AZ profile has exactly one (fargatekit spread profiles prints them)", name, len(p.Subnets)))
+		case subnetAZ[p.Subnets[0]] != "" && subnetAZ[p.Subnets[0]] != azOf[name]:
+			errs = append(errs, fmt.Errorf("profiles.%s: its subnet %s is given another AZ, %s, through another profile", name, p.Subnets[0], subnetAZ[p.Subnets[0]]))
+		default:
+			chosen = append(chosen, p)
+			subnetAZ[p.Subnets[0]] = azOf[name]
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Zones{}, err
+	}
+	return NewZones(chosen, subnetAZ), nil
 }
 
 // Len is the number of per-AZ profiles.

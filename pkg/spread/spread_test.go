@@ -206,3 +206,43 @@ func TestSplit(t *testing.T) {
 		})
 	}
 }
+
+func TestAssigned(t *testing.T) {
+	profiles := []fargate.Profile{
+		oneSubnet("apps-a", "subnet-x", apps), oneSubnet("apps-b", "subnet-y", apps), oneSubnet("apps-c", "subnet-z", apps),
+		{Name: "apps", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-x", "subnet-y"}, Status: fargate.StatusActive},
+	}
+	tests := []struct {
+		name string
+		azOf map[string]string
+		want []Option // for a pod of apps
+		err  string
+	}{
+		{"the AZs given, not EC2's", map[string]string{"apps-a": "eu-west-1a", "apps-b": "eu-west-1b"}, []Option{{"eu-west-1a", "apps-a"}, {"eu-west-1b", "apps-b"}}, ""},
+		{"only the profiles given are per-AZ", map[string]string{"apps-a": "eu-west-1a"}, nil, ""},
+		{"a profile with several subnets", map[string]string{"apps-a": "eu-west-1a", "apps": "eu-west-1b"}, nil, "profiles.apps: the profile has 2 subnets"},
+		{"an unknown profile", map[string]string{"apps-a": "eu-west-1a", "nope": "eu-west-1b"}, nil, "profiles.nope: the cluster has no Fargate profile nope"},
+		{"no AZ", map[string]string{"apps-a": ""}, nil, "profiles.apps-a: no AZ given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			z, err := Assigned(profiles, tt.azOf)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Assigned: %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, z.For("apps", nil)); diff != "" {
+				t.Errorf("For (-want +got):\n%s", diff)
+			}
+		})
+	}
+	shared := []fargate.Profile{oneSubnet("one", "subnet-x", apps), oneSubnet("two", "subnet-x", apps)}
+	if _, err := Assigned(shared, map[string]string{"one": "a", "two": "b"}); err == nil || !strings.Contains(err.Error(), "profiles.two: its subnet subnet-x is given another AZ, a") {
+		t.Errorf("one subnet in two AZs: %v", err)
+	}
+}

@@ -166,7 +166,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 				defer stop()
 				return emulator.RunDaemon(ctx, emulator.DaemonOptions{
 					Config: o.Config, Settings: o.Settings.Fargate, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
-					EKSAddr: fmt.Sprintf("127.0.0.1:%d", o.EKSPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", o.WebhookPort),
+					EKSAddr: fmt.Sprintf("127.0.0.1:%d", o.EKSPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", o.WebhookPort), EgressSocket: o.EgressSocket(),
 				})
 			}},
 	)

@@ -54,22 +54,48 @@ func NewCommand(s streams.Streams) *cobra.Command {
 
 func newServe() *cobra.Command {
 	var t cluster.Target
+	var zonesFile, secret, service, webhookConfiguration string
 	o := spread.Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run spread's webhook (TLS), rebalancer and metrics in the foreground",
 		Long: "serve reads the per-AZ Fargate profiles (ACTIVE, one subnet each) from the EKS API and their AZs from\n" +
-			"EC2 DescribeSubnets, and again every --refresh; when a read fails it keeps the last mapping and says so\n" +
-			"in its log and in fargatekit_spread_zone_refresh_errors_total. It serves the admission webhook on\n" +
-			"--listen (TLS) and /metrics, /healthz and /readyz on --metrics-listen. The rebalancer runs on the\n" +
-			"replica that holds the Lease fargatekit-spread in --lease-namespace.\n\n" +
-			"What it cannot start with (a certificate, the first read of the profiles, a port) stops it at start.",
-		Example: "  fargatekit spread serve --tls-cert-file /tls/tls.crt --tls-key-file /tls/tls.key\n" +
+			"EC2 DescribeSubnets (or from --zones), and again every --refresh; when a read fails it keeps the last\n" +
+			"mapping and says so in its log and in fargatekit_spread_zone_refresh_errors_total. It serves the\n" +
+			"admission webhook on --listen (TLS) and /metrics, /healthz and /readyz on --metrics-listen. The\n" +
+			"rebalancer runs on the replica that holds the Lease fargatekit-spread in --namespace.\n\n" +
+			"The serving certificate comes from --tls-cert-file and --tls-key-file (cert-manager's, say), or from\n" +
+			"the Secret --certificate-secret in --namespace: the first replica makes it (a CA and a certificate for\n" +
+			"the Service --service, valid a year, renewed 30 days before it expires) and puts the CA into the\n" +
+			"caBundle of --webhook-configuration, which owns the Secret. Both are read again every --refresh.\n\n" +
+			"The --zones file gives the AZ of each per-AZ profile instead of EC2, and limits spread to them:\n" +
+			"  profiles:\n" +
+			"    apps-us-east-1a: us-east-1a\n" +
+			"    apps-us-east-1b: us-east-1b\n\n" +
+			"What it cannot start with (a certificate, the first read of the profiles, a zone given to a profile\n" +
+			"that does not exist or has several subnets, a port) stops it at start, naming the flag or field.",
+		Example: "  # As the Helm chart runs it\n" +
+			"  fargatekit spread serve --certificate-secret fargatekit-spread-tls --service fargatekit-spread\n\n" +
+			"  # With a certificate of your own, evicting nothing\n" +
 			"  fargatekit spread serve --tls-cert-file tls.crt --tls-key-file tls.key --dry-run --log-level info",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.CertFile == "" || o.KeyFile == "" {
-				return errors.New("--tls-cert-file and --tls-key-file are required: the API server calls webhooks over TLS")
+			files := o.CertFile != "" || o.KeyFile != ""
+			switch {
+			case files && secret != "":
+				return errors.New("give --certificate-secret or --tls-cert-file and --tls-key-file, not both")
+			case files && (o.CertFile == "" || o.KeyFile == ""):
+				return errors.New("--tls-cert-file and --tls-key-file go together")
+			case !files && secret == "":
+				return errors.New("give --certificate-secret (and --service), or --tls-cert-file and --tls-key-file: the API server calls webhooks over TLS")
+			case secret != "" && service == "":
+				return errors.New("--certificate-secret needs --service: the certificate is for the Service's names")
+			}
+			if zonesFile != "" {
+				var err error
+				if o.AZs, err = spread.ReadZones(zonesFile); err != nil {
+					return err
+				}
 			}
 			kube, err := cluster.LoadKube(t)
 			if err != nil {
@@ -78,6 +104,10 @@ func newServe() *cobra.Command {
 			o.Client, err = kubernetes.NewForConfig(kube.Config)
 			if err != nil {
 				return fmt.Errorf("connecting to %s: %w", kube.Config.Host, err)
+			}
+			if secret != "" {
+				o.Certificates = &spread.Certificates{Client: o.Client, Namespace: o.Namespace, Secret: secret,
+					Service: service, WebhookConfiguration: webhookConfiguration}
 			}
 			if o.AWS, err = cluster.NewEKS(cmd.Context(), t, kube); err != nil {
 				return err
@@ -94,15 +124,19 @@ func newServe() *cobra.Command {
 	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION)")
 	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
 	fl.StringVar(&t.EC2Endpoint, "ec2-endpoint", "", "EC2 API endpoint (default: AWS_ENDPOINT_URL_EC2, else AWS's)")
+	fl.StringVar(&zonesFile, "zones", "", "file giving each per-AZ profile's AZ (profiles: {NAME: AZ}) instead of EC2")
 	fl.StringVar(&o.WebhookAddr, "listen", ":8443", "address of the webhook (TLS)")
+	fl.StringVar(&secret, "certificate-secret", "", "Secret in --namespace that keeps the serving certificate, made when missing")
+	fl.StringVar(&service, "service", "", "the webhook's Service in --namespace, whose names the certificate is for")
+	fl.StringVar(&webhookConfiguration, "webhook-configuration", spread.WebhookConfigurationName, "MutatingWebhookConfiguration whose caBundle gets the CA of --certificate-secret")
 	fl.StringVar(&o.CertFile, "tls-cert-file", "", "the webhook's serving certificate (PEM)")
 	fl.StringVar(&o.KeyFile, "tls-key-file", "", "the webhook's private key (PEM)")
 	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
-	fl.DurationVar(&o.Refresh, "refresh", time.Minute, "how often to read the per-AZ profiles again")
+	fl.DurationVar(&o.Refresh, "refresh", time.Minute, "how often to read the per-AZ profiles and the certificate again")
 	fl.BoolVar(&o.Rebalance, "rebalance", true, "run the rebalancer (on the replica holding the lease)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "the rebalancer says which pods it would evict (log, event, metric) and evicts none")
 	fl.DurationVar(&o.EvictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
-	fl.StringVar(&o.LeaseNamespace, "lease-namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "kube-system"), "namespace of the rebalancer's Lease (default: POD_NAMESPACE, else kube-system)")
+	fl.StringVar(&o.Namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "kube-system"), "namespace spread runs in: its Lease, certificate Secret and Service (default: POD_NAMESPACE, else kube-system)")
 	fl.StringVar(&o.Identity, "identity", os.Getenv("POD_NAME"), "this replica's name in the Lease (default: POD_NAME, else host and pid)")
 	return cmd
 }
@@ -147,17 +181,21 @@ func newInstall(s streams.Streams) *cobra.Command {
 	var evictionInterval time.Duration
 	cmd := &cobra.Command{
 		Use:   "install --emulator",
-		Short: "Start spread for the running emulator and register its webhook (the Helm chart installs it in a cluster)",
-		Long: "install --emulator starts `fargatekit spread serve` in the background for the emulator, on loopback\n" +
-			"ports with a self-signed certificate, and registers its MutatingWebhookConfiguration\n" +
-			"0100-spread.fargatekit.io, which the API server calls before EKS's Fargate webhook. `emulator down`\n" +
-			"stops it; `spread uninstall --emulator` removes it.",
+		Short: "Install spread's Helm chart into the running emulator and run its pod on this host",
+		Long: "install --emulator installs the Helm chart built into fargatekit (deploy/charts/fargatekit-spread) as the\n" +
+			"release fargatekit-spread/fargatekit-spread, as `helm upgrade --install` would in a cluster. KWOK runs no\n" +
+			"container, so the chart's pod runs on this host: `fargatekit spread serve` with the Deployment's\n" +
+			"arguments and environment and a token of its service account (the chart's RBAC, nothing more), on\n" +
+			"loopback ports. The emulator sends the API server's calls to the chart's Service there. The webhook\n" +
+			"configuration 0100-spread.fargatekit.io is called before EKS's Fargate webhook. `emulator down` stops\n" +
+			"the process; `spread uninstall --emulator` uninstalls the release.\n\n" +
+			"Install it in a cluster with helm (docs/spread.md).",
 		Example: "  fargatekit spread install --emulator\n" +
 			"  fargatekit spread install --emulator --state-dir /tmp/fk --dry-run",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !onEmulator {
-				return errors.New("only --emulator is supported here: install spread in a cluster with its Helm chart (docs/spread.md)")
+				return errors.New("only --emulator is supported here: install spread in a cluster with helm install fargatekit-spread deploy/charts/fargatekit-spread (docs/spread.md)")
 			}
 			dir, rec, err := emulatorTarget(stateDir)
 			if err != nil {
@@ -174,15 +212,13 @@ func newInstall(s streams.Streams) *cobra.Command {
 			in := spread.EmulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
-			in.ServeFlags = []string{"--eviction-interval", evictionInterval.String()}
-			if dryRun {
-				in.ServeFlags = append(in.ServeFlags, "--dry-run")
-			}
+			in.DryRun, in.EvictionInterval = dryRun, evictionInterval
 			inst, err := spread.InstallEmulator(cmd.Context(), client, in)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "spread serves the webhook %s at %s (pid %d)\n", spread.WebhookConfigurationName, inst.WebhookURL, inst.PID)
+			fmt.Fprintf(s.Out, "Helm release %s installed; its pod runs on this host (pid %d)\n", inst.Release, inst.PID)
+			fmt.Fprintf(s.Out, "spread serves the webhook %s at %s\n", spread.WebhookConfigurationName, inst.WebhookURL)
 			fmt.Fprintf(s.Out, "metrics: %s\nlog: %s\n", inst.MetricsURL, inst.Log)
 			fmt.Fprintf(s.Out, "opt pods in: kubectl label namespace NAME %s=true\n", "spread.fargatekit.io/enabled")
 			return nil
@@ -200,7 +236,7 @@ func newUninstall(s streams.Streams) *cobra.Command {
 	var onEmulator bool
 	cmd := &cobra.Command{
 		Use:     "uninstall --emulator",
-		Short:   "Remove spread's webhook from the emulator and stop spread",
+		Short:   "Uninstall spread's Helm release from the emulator and stop its process",
 		Example: "  fargatekit spread uninstall --emulator",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -211,11 +247,7 @@ func newUninstall(s streams.Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := emulatorClient(dir)
-			if err != nil {
-				return err
-			}
-			found, err := spread.UninstallEmulator(cmd.Context(), client, dir)
+			found, err := spread.UninstallEmulator(cmd.Context(), filepath.Join(dir, "kubeconfig"), dir)
 			if err != nil {
 				return err
 			}

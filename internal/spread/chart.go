@@ -1,0 +1,102 @@
+package spread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/fargatekit/fargatekit/deploy"
+)
+
+// The release `spread install --emulator` makes of the chart.
+const (
+	ReleaseName      = "fargatekit-spread"
+	ReleaseNamespace = "fargatekit-spread"
+)
+
+// helmConfig is the Helm SDK's configuration for the cluster of a
+// kubeconfig, keeping releases in Secrets as the helm CLI does.
+func helmConfig(kubeconfig, namespace string) (*action.Configuration, error) {
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.Namespace = &kubeconfig, &namespace
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, namespace, "secret"); err != nil {
+		return nil, fmt.Errorf("connecting Helm to the cluster: %w", err)
+	}
+	return cfg, nil
+}
+
+// InstallChart installs the spread chart built into the binary, or
+// upgrades the release when there is one: `helm upgrade --install`.
+func InstallChart(ctx context.Context, kubeconfig, namespace, name string, values map[string]any) error {
+	ch, err := deploy.SpreadChart()
+	if err != nil {
+		return err
+	}
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	history := action.NewHistory(cfg)
+	history.Max = 1
+	if _, err := history.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace, in.CreateNamespace = name, namespace, true
+		in.WaitStrategy, in.Timeout = kube.HookOnlyStrategy, time.Minute
+		if _, err := in.RunWithContext(ctx, ch, values); err != nil {
+			return fmt.Errorf("installing the chart %s as %s/%s: %w", deploy.SpreadChartDir, namespace, name, err)
+		}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading the release %s/%s: %w", namespace, name, err)
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace = namespace
+	up.WaitStrategy, up.Timeout = kube.HookOnlyStrategy, time.Minute
+	if _, err := up.RunWithContext(ctx, name, ch, values); err != nil {
+		return fmt.Errorf("upgrading the release %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// UninstallChart uninstalls the release; it returns whether there was one.
+func UninstallChart(kubeconfig, namespace, name string) (bool, error) {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return false, err
+	}
+	un := action.NewUninstall(cfg)
+	un.WaitStrategy, un.Timeout = kube.HookOnlyStrategy, time.Minute
+	if _, err := un.Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("uninstalling the release %s/%s: %w", namespace, name, err)
+	}
+	return true, nil
+}
+
+// RenderChart renders the chart as `helm template` does, with values.
+func RenderChart(ctx context.Context, namespace, name string, values map[string]any) (string, error) {
+	ch, err := deploy.SpreadChart()
+	if err != nil {
+		return "", err
+	}
+	in := action.NewInstall(action.NewConfiguration())
+	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace = name, namespace, action.DryRunClient, true
+	r, err := in.RunWithContext(ctx, ch, values)
+	if err != nil {
+		return "", fmt.Errorf("rendering the chart %s: %w", deploy.SpreadChartDir, err)
+	}
+	rel, ok := r.(*release.Release)
+	if !ok {
+		return "", fmt.Errorf("rendering the chart %s: a release of type %T", deploy.SpreadChartDir, r)
+	}
+	return rel.Manifest, nil
+}

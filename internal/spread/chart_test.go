@@ -1,0 +1,187 @@
+package spread
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/spread"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var chartCases = []struct {
+	name   string
+	values map[string]any
+}{
+	{"default", map[string]any{"clusterName": "prod"}},
+	{"cert-manager-zones-irsa", map[string]any{
+		"clusterName": "prod", "region": "eu-west-1",
+		"certificates":   map[string]any{"source": "cert-manager"},
+		"zones":          map[string]any{"apps-eu-west-1a": "eu-west-1a", "apps-eu-west-1b": "eu-west-1b"},
+		"serviceAccount": map[string]any{"roleArn": "arn:aws:iam::111122223333:role/fargatekit-spread"},
+		"rebalancer":     map[string]any{"dryRun": true},
+	}},
+}
+
+// TestChartGolden renders the chart as `helm template` does; -update
+// rewrites testdata/chart/*.yaml.
+func TestChartGolden(t *testing.T) {
+	for _, tc := range chartCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RenderChart(context.Background(), "fargatekit-spread", "fargatekit-spread", tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "chart", tc.name+".yaml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/spread -run TestChartGolden -update writes it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("the chart renders otherwise than %s (rerun with -update if intended):\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// objects decodes the rendered manifest's objects of one kind into T.
+func objects[T any](t *testing.T, manifest, kind string) []T {
+	t.Helper()
+	var out []T
+	for doc := range strings.SplitSeq(manifest, "\n---") {
+		if !strings.Contains(doc, "\nkind: "+kind+"\n") {
+			continue
+		}
+		var v T
+		if err := yaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(doc)), 4096).Decode(&v); err != nil {
+			t.Fatalf("decoding a %s: %v", kind, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestChartWebhook: the webhook configuration never blocks a pod, sorts
+// before EKS's, and sends only opted-in pods that did not choose a profile.
+func TestChartWebhook(t *testing.T) {
+	manifest, err := RenderChart(context.Background(), "spread-ns", "spread", map[string]any{"clusterName": "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := objects[admissionregistrationv1.MutatingWebhookConfiguration](t, manifest, "MutatingWebhookConfiguration")
+	if len(configs) != 1 {
+		t.Fatalf("%d webhook configurations, want 1", len(configs))
+	}
+	c := configs[0]
+	if c.Name != WebhookConfigurationName || c.Name >= "0500-amazon-eks-fargate-mutation.amazonaws.com" {
+		t.Errorf("the configuration is named %q: it must be %q, before EKS's", c.Name, WebhookConfigurationName)
+	}
+	if len(c.Webhooks) != 2 {
+		t.Fatalf("%d webhooks, want 2 (namespace and pod opt-in)", len(c.Webhooks))
+	}
+	for _, w := range c.Webhooks {
+		svc := w.ClientConfig.Service
+		if svc == nil || svc.Namespace != "spread-ns" || svc.Name != "spread-fargatekit-spread" || svc.Path == nil || *svc.Path != WebhookPath || svc.Port == nil || *svc.Port != 443 {
+			t.Errorf("%s calls %+v, want the Service spread-ns/spread-fargatekit-spread:443%s", w.Name, svc, WebhookPath)
+		}
+		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore || w.TimeoutSeconds == nil || *w.TimeoutSeconds > 2 ||
+			w.SideEffects == nil || *w.SideEffects != admissionregistrationv1.SideEffectClassNone {
+			t.Errorf("%s may block pods: failurePolicy %v, timeout %v, sideEffects %v", w.Name, w.FailurePolicy, w.TimeoutSeconds, w.SideEffects)
+		}
+		if len(w.Rules) != 1 || !slices.Equal(w.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) || !slices.Equal(w.Rules[0].Resources, []string{"pods"}) {
+			t.Errorf("%s rules %+v, want pod creation only", w.Name, w.Rules)
+		}
+		unchosen := false
+		for _, e := range w.ObjectSelector.MatchExpressions {
+			unchosen = unchosen || e.Key == fargate.ProfileLabel && e.Operator == "DoesNotExist"
+		}
+		if !unchosen {
+			t.Errorf("%s is sent pods that chose their profile", w.Name)
+		}
+	}
+	ns, pod := c.Webhooks[0], c.Webhooks[1]
+	if e := ns.NamespaceSelector.MatchExpressions; len(e) != 1 || e[0].Key != spread.EnabledLabel || e[0].Operator != "In" {
+		t.Errorf("%s namespaceSelector %+v, want the opted-in namespaces", ns.Name, e)
+	}
+	if e := pod.NamespaceSelector.MatchExpressions; len(e) != 1 || e[0].Key != spread.EnabledLabel || e[0].Operator != "NotIn" {
+		t.Errorf("%s namespaceSelector %+v, want the other namespaces (a pod is sent once)", pod.Name, e)
+	}
+}
+
+// TestChartCertificates: the Secret mode's arguments and RBAC name the
+// same Secret, Service and webhook configuration; cert-manager's mounts
+// the Certificate's Secret and may not write Secrets.
+func TestChartCertificates(t *testing.T) {
+	for _, tc := range chartCases {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest, err := RenderChart(context.Background(), "ns", "rel", tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deployments := objects[appsv1.Deployment](t, manifest, "Deployment")
+			if len(deployments) != 1 {
+				t.Fatalf("%d Deployments", len(deployments))
+			}
+			args := deployments[0].Spec.Template.Spec.Containers[0].Args
+			roles := objects[rbacv1.Role](t, manifest, "Role")
+			if len(roles) != 1 {
+				t.Fatalf("%d Roles", len(roles))
+			}
+			writesSecret := slices.ContainsFunc(roles[0].Rules, func(r rbacv1.PolicyRule) bool {
+				return slices.Contains(r.Resources, "secrets") && slices.Contains(r.ResourceNames, "rel-fargatekit-spread-tls") && slices.Contains(r.Verbs, "update")
+			})
+			if tc.name == "default" {
+				for _, want := range []string{"--certificate-secret=rel-fargatekit-spread-tls", "--service=rel-fargatekit-spread", "--webhook-configuration=" + WebhookConfigurationName} {
+					if !slices.Contains(args, want) {
+						t.Errorf("args %q lack %s", args, want)
+					}
+				}
+				if !writesSecret {
+					t.Error("the Role does not let spread write its certificate Secret")
+				}
+				return
+			}
+			if !slices.Contains(args, "--tls-cert-file=/tls/tls.crt") || !slices.Contains(args, "--zones=/etc/fargatekit-spread/zones.yaml") {
+				t.Errorf("args %q: want the mounted certificate and zones", args)
+			}
+			if writesSecret {
+				t.Error("with cert-manager, spread may still write Secrets")
+			}
+		})
+	}
+}
+
+func TestChartValuesErrors(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{}, "/clusterName"},
+		{map[string]any{"clusterName": "prod", "certificates": map[string]any{"source": "vault"}}, "/certificates/source"},
+		{map[string]any{"clusterName": "prod", "zones": map[string]any{"apps-a": ""}}, "/zones/apps-a"},
+		{map[string]any{"clusterName": "prod", "refresh": "soon"}, "/refresh"},
+		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
+	} {
+		_, err := RenderChart(context.Background(), "ns", "rel", tc.values)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("values %v: %v, want an error naming %s", tc.values, err, tc.want)
+		}
+	}
+}
