@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,10 +16,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/cert"
 
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
@@ -163,7 +167,27 @@ func TestIntegrationSpread(t *testing.T) {
 			t.Errorf("spread profiles --cluster-name: exit %d, output lacks %q (or splits a per-AZ profile):\n%s%s", code, want, out, errOut)
 		}
 	}
+	// A --zones file naming a profile with several subnets stops serve at
+	// start, naming the field.
+	dir := t.TempDir()
+	zonesFile := filepath.Join(dir, "zones.yaml")
+	certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"zones.yaml": []byte("profiles:\n  apps-us-east-1a: us-east-1a\n  plain: us-east-1b\n"), "tls.crt": certPEM, "tls.key": keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, code = c.fargatekit(env, "spread", "serve", "--zones", zonesFile, "--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
+	if code == 0 || !strings.Contains(errOut, "the --zones file: profiles.plain: the profile has 3 subnets") {
+		t.Errorf("spread serve --zones with a multi-subnet profile: exit %d\n%s", code, errOut)
+	}
+
 	metrics, pid := c.installSpread(env, "--eviction-interval", "500ms")
+	c.checkChart()
 
 	began := time.Now()
 	c.deploy(spreadDeployment("apps", "web", 3))
@@ -270,6 +294,59 @@ func TestIntegrationSpread(t *testing.T) {
 	}
 	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "0100-spread.fargatekit.io", metav1.GetOptions{}); err == nil {
 		t.Error("spread's webhook configuration is still there after uninstall")
+	}
+	eventually(t, time.Minute, "the garbage collector deletes the certificate Secret with its owner", func() error {
+		_, err := c.kube.CoreV1().Secrets("fargatekit-spread").Get(ctx, "fargatekit-spread-tls", metav1.GetOptions{})
+		if err == nil {
+			return fmt.Errorf("fargatekit-spread-tls is still there")
+		}
+		return nil
+	})
+}
+
+// checkChart: the installed chart's pod (on the host) made its certificate
+// Secret and put the CA into the webhook configuration, and its service
+// account may do what spread does and no more.
+func (c *cluster) checkChart() {
+	t := c.t
+	t.Helper()
+	secret, err := c.kube.CoreV1().Secrets("fargatekit-spread").Get(ctx, "fargatekit-spread-tls", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the chart's pod made no certificate Secret: %v", err)
+	}
+	hooks, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "0100-spread.fargatekit.io", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != hooks.UID {
+		t.Errorf("the certificate Secret's owners are %+v, want the webhook configuration", secret.OwnerReferences)
+	}
+	for _, w := range hooks.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(secret.Data["ca.crt"]) {
+			t.Errorf("webhook %s's caBundle is not the Secret's CA", w.Name)
+		}
+	}
+	sa := "system:serviceaccount:fargatekit-spread:fargatekit-spread"
+	for _, tc := range []struct {
+		attrs authorizationv1.ResourceAttributes
+		want  bool
+	}{
+		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Subresource: "eviction", Namespace: "apps"}, true},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: "apps"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: "apps", Resource: "deployments", Namespace: "apps"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "apps"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: "fargatekit-spread"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Name: "0500-amazon-eks-fargate-mutation.amazonaws.com"}, false},
+	} {
+		review, err := c.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, Groups: []string{"system:serviceaccounts"}, ResourceAttributes: &tc.attrs}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed != tc.want {
+			t.Errorf("spread's service account may %s %s/%s %s in %q: %v, want %v", tc.attrs.Verb, tc.attrs.Resource, tc.attrs.Subresource, tc.attrs.Name, tc.attrs.Namespace, review.Status.Allowed, tc.want)
+		}
 	}
 }
 
