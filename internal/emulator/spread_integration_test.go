@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/cert"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -302,6 +303,48 @@ func TestIntegrationSpread(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestIntegrationSpreadNodeSelector: --method node-selector balances a
+// workload over the AZs of its one multi-subnet profile, on an emulator
+// whose fargate-scheduler honours zone node selectors (the setting
+// honourZoneSelector; unconfirmed on AWS).
+func TestIntegrationSpreadNodeSelector(t *testing.T) {
+	settings := filepath.Join(t.TempDir(), "fargatekit.yaml")
+	if err := os.WriteFile(settings, []byte("honourZoneSelector: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "spread", "--settings", settings)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{spread.EnabledLabel: "true"}}}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.installSpread(c.env(), "--method", "node-selector")
+	const rollouts = 10
+	c.deploy(spreadDeployment("plain", "web", 3))
+	if load := c.settled("plain", "web", 3); spread.Skew(load, zones) != 0 {
+		t.Errorf("web's first 3 replicas: %v, want one per AZ", load)
+	}
+	for i, s := range c.rolloutSkews("plain", "web", 3, rollouts) {
+		if s > 1 {
+			t.Errorf("rollout %d left web skewed by %d", i+1, s)
+		}
+	}
+	pods, err := c.kube.CoreV1().Pods("plain").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Labels[fargate.ProfileLabel] != "plain" || p.Spec.NodeSelector[corev1.LabelTopologyZone] == "" {
+			t.Errorf("pod %s: profile %q, node selector %v; want profile plain and a zone", p.Name, p.Labels[fargate.ProfileLabel], p.Spec.NodeSelector)
+		}
+	}
+	scale(t, c, "plain", "web", 0)
+	c.settled("plain", "web", 0)
+	scale(t, c, "plain", "web", 9)
+	if load, want := c.settled("plain", "web", 9), map[string]int{"us-east-1a": 3, "us-east-1b": 3, "us-east-1c": 3}; !maps.Equal(load, want) {
+		t.Errorf("scaled 0 → 9: %v, want %v", load, want)
+	}
 }
 
 // checkChart: the installed chart's pod (on the host) made its certificate

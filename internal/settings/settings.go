@@ -43,6 +43,10 @@ type File struct {
 	RefusePrivilegeEscalation bool `json:"refusePrivilegeEscalation"`
 	// AZChoice is how fargate-scheduler picks an AZ: uniform (default) or balanced.
 	AZChoice string `json:"azChoice"`
+	// HonourZoneSelector makes fargate-scheduler pick a subnet of the AZ a
+	// pod's topology.kubernetes.io/zone node selector names (default false:
+	// ignored, like affinity; unconfirmed on AWS).
+	HonourZoneSelector bool `json:"honourZoneSelector"`
 	// Limits override EKS's quotas on profiles, raised on request on AWS.
 	Limits *LimitsFile `json:"limits"`
 }
@@ -122,6 +126,7 @@ func Parse(data []byte) (*Settings, error) {
 		s.Fargate.AllowedCapabilities = append([]string{}, *f.AllowedCapabilities...)
 	}
 	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation // before severity, which may set it too
+	s.Fargate.HonourZoneSelector = f.HonourZoneSelector
 	var errs []error
 	if c, err := fargate.ParseAZChoice(f.AZChoice); err != nil {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))

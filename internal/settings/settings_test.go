@@ -16,7 +16,7 @@ import (
 
 func TestParse(t *testing.T) {
 	s, err := Parse([]byte("disable: [FG041, job-without-ttl]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
-		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nlimits: {selectorsPerProfile: 10}\n"))
+		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nhonourZoneSelector: true\nlimits: {selectorsPerProfile: 10}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 	if s.Severity["FG030"] != rules.Info {
 		t.Errorf("severity = %v", s.Severity)
 	}
-	want := fargate.Settings{AllowedCapabilities: []string{}, RefusePrivilegeEscalation: true, AZChoice: fargate.AZBalanced,
+	want := fargate.Settings{AllowedCapabilities: []string{}, RefusePrivilegeEscalation: true, AZChoice: fargate.AZBalanced, HonourZoneSelector: true,
 		Limits: fargate.Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 10, LabelsPerSelector: 5}}
 	if diff := cmp.Diff(want, s.Fargate); diff != "" {
 		t.Errorf("fargate settings (-want +got):\n%s", diff)

@@ -177,6 +177,8 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "certificates": map[string]any{"source": "vault"}}, "/certificates/source"},
 		{map[string]any{"clusterName": "prod", "zones": map[string]any{"apps-a": ""}}, "/zones/apps-a"},
 		{map[string]any{"clusterName": "prod", "refresh": "soon"}, "/refresh"},
+		{map[string]any{"clusterName": "prod", "method": "nodeSelector"}, "/method"},
+		{map[string]any{"clusterName": "prod", "method": "node-selector", "zones": map[string]any{"apps-a": "us-east-1a"}}, "zones: the AZs of per-AZ profiles go with method: profile"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
 	} {
 		_, err := RenderChart(context.Background(), "ns", "rel", tc.values)

@@ -18,6 +18,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/fargatekit/fargatekit/internal/emulator"
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // EmulatorInstall is what `spread install --emulator` needs of the
@@ -31,7 +32,8 @@ type EmulatorInstall struct {
 	Kubeconfig, AWSEndpoint, Region, ClusterName string
 	// Self is the fargatekit binary that stands in for the chart's pods.
 	Self string
-	// DryRun and EvictionInterval are the chart's rebalancer values.
+	// Method, DryRun and EvictionInterval are the chart's values.
+	Method           spread.Method
 	DryRun           bool
 	EvictionInterval time.Duration
 }
@@ -74,7 +76,7 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 		map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": "emulator"},
 	}
 	values := map[string]any{
-		"clusterName": in.ClusterName, "region": in.Region, "env": env,
+		"clusterName": in.ClusterName, "region": in.Region, "env": env, "method": string(in.Method),
 		"webhook":    map[string]any{"port": webhookPort},
 		"metrics":    map[string]any{"port": metricsPort},
 		"rebalancer": map[string]any{"dryRun": in.DryRun, "evictionInterval": in.EvictionInterval.String()},

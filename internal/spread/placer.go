@@ -86,17 +86,23 @@ func (p *Placer) SetZones(z spread.Zones) { p.zones.Store(&z) }
 func (p *Placer) Zones() spread.Zones { return *p.zones.Load() }
 
 // Mutate is the webhook's decision for a pod being created: the patch that
-// labels it with the per-AZ profile of its workload's least-loaded AZ, or
-// nil to leave it as it is (a pod that chose its profile itself, or that
-// no two per-AZ profiles match).
+// labels it with the per-AZ profile of its workload's least-loaded AZ (or,
+// ByNodeSelector, gives it a node selector on that AZ), or nil to leave it
+// as it is (a pod that chose its profile, or its zone, itself, or that no
+// two AZs are on offer for).
 func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]admission.PatchOp, error) {
 	start := time.Now()
 	defer func() { p.metrics.latency.Observe(time.Since(start).Seconds()) }()
-	if _, chosen := pod.Labels[fargate.ProfileLabel]; chosen || (p.Synced != nil && !p.Synced()) {
+	zones := p.Zones()
+	_, chosen := pod.Labels[fargate.ProfileLabel]
+	if zones.Method() == spread.ByNodeSelector {
+		_, chosen = pod.Spec.NodeSelector[corev1.LabelTopologyZone]
+	}
+	if chosen || (p.Synced != nil && !p.Synced()) {
 		p.metrics.admissions.WithLabelValues("untouched").Inc()
 		return nil, nil
 	}
-	opts := p.Zones().For(pod.Namespace, pod.Labels)
+	opts := zones.For(pod.Namespace, pod.Labels)
 	if opts == nil {
 		p.metrics.admissions.WithLabelValues("untouched").Inc()
 		return nil, nil
@@ -124,6 +130,9 @@ func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]a
 	p.metrics.placements.WithLabelValues(choice.Zone).Inc()
 	slog.Debug("spread placed a pod", "namespace", pod.Namespace, "pod", key, "zone", choice.Zone, "profile", choice.Profile)
 	ops := admission.MapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, choice.Profile)
+	if zones.Method() == spread.ByNodeSelector {
+		ops = admission.MapEntry("/spec/nodeSelector", pod.Spec.NodeSelector, corev1.LabelTopologyZone, choice.Zone)
+	}
 	return append(ops, admission.MapEntries("/metadata/annotations", pod.Annotations,
 		spread.ZoneAnnotation, choice.Zone, spread.AdmissionAnnotation, string(req.UID))...), nil
 }

@@ -193,3 +193,37 @@ func BenchmarkMutate(b *testing.B) {
 		}
 	}
 }
+
+// TestMutateNodeSelector: ByNodeSelector balances a workload over the AZs
+// of its multi-subnet profile with a zone node selector, and leaves alone a
+// pod that names its zone itself.
+func TestMutateNodeSelector(t *testing.T) {
+	p, _, _ := newPlacer(t)
+	p.SetZones(spread.NewZoneSelectors([]fargate.Profile{
+		{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-a", "subnet-b", "subnet-c"}, Status: fargate.StatusActive},
+	}, map[string]string{"subnet-a": "us-east-1a", "subnet-b": "us-east-1b", "subnet-c": "us-east-1c"}))
+	load := map[string]int{}
+	for i := range 9 {
+		pod := replica(nil)
+		pod.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+		z, ops := admit(t, p, pod, fmt.Sprint("req-", i))
+		load[z]++
+		want := admission.PatchOp{Op: "add", Path: "/spec/nodeSelector/topology.kubernetes.io~1zone", Value: z}
+		if len(ops) == 0 || !cmp.Equal(ops[0], want) {
+			t.Fatalf("patch %+v, want first %+v", ops, want)
+		}
+		for _, op := range ops {
+			if op.Path == "/metadata/labels" || op.Path == "/metadata/labels/eks.amazonaws.com~1fargate-profile" {
+				t.Errorf("ByNodeSelector set the profile label: %+v", op)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"us-east-1a": 3, "us-east-1b": 3, "us-east-1c": 3}, load); diff != "" {
+		t.Errorf("9 replicas (-want +got):\n%s", diff)
+	}
+	own := replica(nil)
+	own.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: "us-east-1a"}
+	if _, ops := admit(t, p, own, "req-own"); ops != nil {
+		t.Errorf("a pod with its own zone selector was changed: %+v", ops)
+	}
+}

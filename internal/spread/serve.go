@@ -46,8 +46,10 @@ type Options struct {
 	Client kubernetes.Interface
 	// AWS reads the profiles (EKS) and their subnets' AZs (EC2).
 	AWS *cluster.EKS
+	// Method is how a pod is sent to its AZ.
+	Method spread.Method
 	// AZs, if set, gives each per-AZ profile's AZ (the --zones file), in
-	// place of EC2's answer.
+	// place of EC2's answer; for ByProfile only.
 	AZs map[string]string
 	// WebhookAddr serves the webhook over TLS with the certificate of
 	// Certificates, or else of CertFile and KeyFile.
@@ -68,13 +70,24 @@ type Options struct {
 	Ready chan<- struct{}
 }
 
-// Discover reads the per-AZ profiles: the cluster's profiles from EKS, and
-// the AZs of the subnets of those with one subnet from EC2, unless azOf
-// gives them.
-func Discover(ctx context.Context, aws *cluster.EKS, azOf map[string]string) (spread.Zones, error) {
+// Discover reads what spread may choose among: the cluster's profiles
+// from EKS and, from EC2, the AZs of the subnets of those with one subnet
+// (ByProfile, unless azOf gives them) or of all (ByNodeSelector).
+func Discover(ctx context.Context, aws *cluster.EKS, method spread.Method, azOf map[string]string) (spread.Zones, error) {
 	profiles, err := aws.Profiles(ctx)
 	if err != nil {
 		return spread.Zones{}, err
+	}
+	if method == spread.ByNodeSelector {
+		var subnets []string
+		for _, p := range profiles {
+			subnets = append(subnets, p.Subnets...)
+		}
+		azs, err := aws.SubnetZones(ctx, subnets)
+		if err != nil {
+			return spread.Zones{}, err
+		}
+		return spread.NewZoneSelectors(profiles, azs), nil
 	}
 	if azOf != nil {
 		return spread.Assigned(profiles, azOf)
@@ -97,7 +110,7 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	serving.Store(pair)
-	zones, err := Discover(ctx, o.AWS, o.AZs)
+	zones, err := Discover(ctx, o.AWS, o.Method, o.AZs)
 	if err != nil && o.AZs != nil {
 		return fmt.Errorf("the --zones file: %w", err)
 	}
@@ -124,7 +137,7 @@ func Serve(ctx context.Context, o Options) error {
 	placer.SetZones(zones)
 	m.profiles.Set(float64(zones.Len()))
 	m.refreshed.SetToCurrentTime()
-	slog.Info("spread: per-AZ Fargate profiles", "count", zones.Len())
+	slog.Info("spread: Fargate profiles to choose AZs with", "count", zones.Len(), "method", zones.Method())
 
 	webhookLn, err := net.Listen("tcp", o.WebhookAddr)
 	if err != nil {
@@ -226,7 +239,7 @@ func refresh(ctx context.Context, o Options, p *Placer, m *Metrics, serving *ato
 		} else {
 			serving.Store(pair)
 		}
-		zones, err := Discover(ctx, o.AWS, o.AZs)
+		zones, err := Discover(ctx, o.AWS, o.Method, o.AZs)
 		if err != nil {
 			m.refreshErrors.Inc()
 			slog.Warn("spread keeps the last known per-AZ profiles", "err", err)

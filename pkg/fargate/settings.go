@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Settings are the points of EKS on Fargate that no AWS source settles, and
@@ -21,6 +23,12 @@ type Settings struct {
 	RefusePrivilegeEscalation bool
 	// AZChoice is how fargate-scheduler picks a subnet (an AZ) for a pod.
 	AZChoice AZChoice
+	// HonourZoneSelector says whether fargate-scheduler picks a subnet of
+	// the AZ that a pod's node selector topology.kubernetes.io/zone names.
+	// A zone node selector was reported to pin Fargate pods
+	// (containers-roadmap#1125), for this label unconfirmed. Default false:
+	// ignored, as affinity is (ZoneSubnets).
+	HonourZoneSelector bool
 	// Limits are EKS's quotas on profiles.
 	Limits Limits
 }
@@ -80,4 +88,22 @@ func ParseAZChoice(s string) (AZChoice, error) {
 		return c, nil
 	}
 	return "", fmt.Errorf("%q is not an AZ choice model (want %s or %s)", s, AZUniform, AZBalanced)
+}
+
+// ZoneSubnets returns the subnets, of a profile's, that fargate-scheduler
+// picks among for a pod: all of them, or with HonourZoneSelector those in
+// the AZ the pod's node selector topology.kubernetes.io/zone names (none
+// when the profile has no subnet there). azOf gives a subnet's AZ.
+func (s *Settings) ZoneSubnets(spec *corev1.PodSpec, subnets []string, azOf func(string) (string, bool)) []string {
+	zone, ok := spec.NodeSelector[corev1.LabelTopologyZone]
+	if !s.HonourZoneSelector || !ok {
+		return subnets
+	}
+	var out []string
+	for _, id := range subnets {
+		if az, known := azOf(id); known && az == zone {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -41,10 +41,67 @@ type Option struct {
 	Profile string
 }
 
-// Zones maps per-AZ Fargate profiles to their AZs.
+// Method is how spread sends a pod to an AZ.
+type Method string
+
+// The methods.
+const (
+	// ByProfile labels the pod eks.amazonaws.com/fargate-profile with the
+	// per-AZ profile of the AZ, which EKS documents it honours.
+	ByProfile Method = "profile"
+	// ByNodeSelector gives the pod the node selector
+	// topology.kubernetes.io/zone of the AZ, on a profile with subnets in
+	// several AZs. Unconfirmed on AWS (fargate.Settings.HonourZoneSelector).
+	ByNodeSelector Method = "node-selector"
+)
+
+// ParseMethod reads a method; "" is ByProfile.
+func ParseMethod(s string) (Method, error) {
+	switch m := Method(s); m {
+	case "":
+		return ByProfile, nil
+	case ByProfile, ByNodeSelector:
+		return m, nil
+	}
+	return "", fmt.Errorf("%q is not a method (want %s or %s)", s, ByProfile, ByNodeSelector)
+}
+
+// Zones is what spread may choose among: the per-AZ Fargate profiles and
+// their AZs (ByProfile), or the AZs of each profile (ByNodeSelector).
 type Zones struct {
 	profiles []fargate.Profile
-	zone     map[string]string // profile name → AZ
+	zone     map[string]string   // per-AZ profile → AZ
+	azs      map[string][]string // ByNodeSelector: profile → its AZs
+}
+
+// NewZoneSelectors keeps the ACTIVE profiles and the AZs of their subnets
+// that subnetAZ knows, for ByNodeSelector.
+func NewZoneSelectors(profiles []fargate.Profile, subnetAZ map[string]string) Zones {
+	z := Zones{zone: map[string]string{}, azs: map[string][]string{}}
+	for _, p := range profiles {
+		if !p.Active() {
+			continue
+		}
+		var azs []string
+		for _, id := range p.Subnets {
+			if az := subnetAZ[id]; az != "" && !slices.Contains(azs, az) {
+				azs = append(azs, az)
+			}
+		}
+		slices.Sort(azs)
+		z.profiles = append(z.profiles, p)
+		z.azs[p.Name] = azs
+	}
+	slices.SortFunc(z.profiles, func(a, b fargate.Profile) int { return cmp.Compare(a.Name, b.Name) })
+	return z
+}
+
+// Method says how a pod is sent to the AZ of an Option.
+func (z Zones) Method() Method {
+	if z.azs != nil {
+		return ByNodeSelector
+	}
+	return ByProfile
 }
 
 // perAZ reports whether a profile can choose an AZ: ACTIVE, one subnet.
@@ -128,6 +185,9 @@ func (z Zones) Zone(profile string) (string, bool) {
 // matches the pod (the first by name when several in one AZ do). It returns
 // nil when fewer than two AZs are on offer: there is nothing to balance.
 func (z Zones) For(ns string, labels map[string]string) []Option {
+	if z.azs != nil {
+		return z.forSelector(ns, labels)
+	}
 	byZone := map[string]string{}
 	for _, p := range z.profiles {
 		az := z.zone[p.Name]
@@ -141,6 +201,21 @@ func (z Zones) For(ns string, labels map[string]string) []Option {
 	out := make([]Option, 0, len(byZone))
 	for _, az := range slices.Sorted(maps.Keys(byZone)) {
 		out = append(out, Option{Zone: az, Profile: byZone[az]})
+	}
+	return out
+}
+
+// forSelector returns the AZs of the profile EKS gives the pod
+// (fargate.Choose), when it has subnets in two AZs or more.
+func (z Zones) forSelector(ns string, labels map[string]string) []Option {
+	c := fargate.Choose(z.profiles, ns, labels)
+	if c.Profile == nil || len(z.azs[c.Profile.Name]) < 2 {
+		return nil
+	}
+	azs := z.azs[c.Profile.Name]
+	out := make([]Option, len(azs))
+	for i, az := range azs {
+		out[i] = Option{Zone: az, Profile: c.Profile.Name}
 	}
 	return out
 }

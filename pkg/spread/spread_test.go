@@ -246,3 +246,45 @@ func TestAssigned(t *testing.T) {
 		t.Errorf("one subnet in two AZs: %v", err)
 	}
 }
+
+func TestZoneSelectors(t *testing.T) {
+	multi := func(name string, sel fargate.Selector, subnets ...string) fargate.Profile {
+		return fargate.Profile{Name: name, Selectors: []fargate.Selector{sel}, Subnets: subnets, Status: fargate.StatusActive}
+	}
+	tests := []struct {
+		name     string
+		profiles []fargate.Profile
+		want     []Option
+	}{
+		{"the AZs of the profile's subnets", []fargate.Profile{multi("apps", apps, "subnet-c", "subnet-a", "subnet-b")},
+			[]Option{{"us-east-1a", "apps"}, {"us-east-1b", "apps"}, {"us-east-1c", "apps"}}},
+		{"one AZ: nothing to balance", []fargate.Profile{multi("apps", apps, "subnet-a")}, nil},
+		{"subnets of unknown AZ do not count", []fargate.Profile{multi("apps", apps, "subnet-a", "subnet-x")}, nil},
+		{"the profile EKS gives the pod: the first by name", []fargate.Profile{multi("b-apps", apps, "subnet-a", "subnet-b"), multi("a-apps", apps, "subnet-c")}, nil},
+		{"a profile being created does not count", []fargate.Profile{{Name: "a", Selectors: []fargate.Selector{apps}, Subnets: []string{"subnet-a"}, Status: fargate.StatusCreating}, multi("b", apps, "subnet-a", "subnet-b")},
+			[]Option{{"us-east-1a", "b"}, {"us-east-1b", "b"}}},
+		{"another namespace", []fargate.Profile{multi("web", fargate.Selector{Namespace: "web"}, "subnet-a", "subnet-b")}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			z := NewZoneSelectors(tt.profiles, subnetAZ)
+			if z.Method() != ByNodeSelector {
+				t.Errorf("Method = %s", z.Method())
+			}
+			if diff := cmp.Diff(tt.want, z.For("apps", nil)); diff != "" {
+				t.Errorf("For (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if m := NewZones(nil, nil).Method(); m != ByProfile {
+		t.Errorf("NewZones: Method = %s", m)
+	}
+	for in, want := range map[string]Method{"": ByProfile, "profile": ByProfile, "node-selector": ByNodeSelector} {
+		if got, err := ParseMethod(in); err != nil || got != want {
+			t.Errorf("ParseMethod(%q) = %s, %v", in, got, err)
+		}
+	}
+	if _, err := ParseMethod("nodeSelector"); err == nil {
+		t.Error("ParseMethod accepts nodeSelector")
+	}
+}

@@ -54,7 +54,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 
 func newServe() *cobra.Command {
 	var t cluster.Target
-	var zonesFile, secret, service, webhookConfiguration string
+	var zonesFile, secret, service, webhookConfiguration, method string
 	o := spread.Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -91,8 +91,14 @@ func newServe() *cobra.Command {
 			case secret != "" && service == "":
 				return errors.New("--certificate-secret needs --service: the certificate is for the Service's names")
 			}
+			var err error
+			if o.Method, err = spreadpkg.ParseMethod(method); err != nil {
+				return fmt.Errorf("--method: %w", err)
+			}
+			if zonesFile != "" && o.Method != spreadpkg.ByProfile {
+				return errors.New("--zones gives the AZs of per-AZ profiles: it goes with --method profile")
+			}
 			if zonesFile != "" {
-				var err error
 				if o.AZs, err = spread.ReadZones(zonesFile); err != nil {
 					return err
 				}
@@ -124,6 +130,7 @@ func newServe() *cobra.Command {
 	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION)")
 	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
 	fl.StringVar(&t.EC2Endpoint, "ec2-endpoint", "", "EC2 API endpoint (default: AWS_ENDPOINT_URL_EC2, else AWS's)")
+	fl.StringVar(&method, "method", string(spreadpkg.ByProfile), "how a pod is sent to its AZ: profile (the label of a per-AZ profile) or node-selector (a topology.kubernetes.io/zone node selector on a multi-subnet profile; unconfirmed on AWS)")
 	fl.StringVar(&zonesFile, "zones", "", "file giving each per-AZ profile's AZ (profiles: {NAME: AZ}) instead of EC2")
 	fl.StringVar(&o.WebhookAddr, "listen", ":8443", "address of the webhook (TLS)")
 	fl.StringVar(&secret, "certificate-secret", "", "Secret in --namespace that keeps the serving certificate, made when missing")
@@ -176,7 +183,7 @@ func emulatorClient(dir string) (kubernetes.Interface, error) {
 }
 
 func newInstall(s streams.Streams) *cobra.Command {
-	var stateDir string
+	var stateDir, method string
 	var onEmulator, dryRun bool
 	var evictionInterval time.Duration
 	cmd := &cobra.Command{
@@ -213,6 +220,9 @@ func newInstall(s streams.Streams) *cobra.Command {
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
 			in.DryRun, in.EvictionInterval = dryRun, evictionInterval
+			if in.Method, err = spreadpkg.ParseMethod(method); err != nil {
+				return fmt.Errorf("--method: %w", err)
+			}
 			inst, err := spread.InstallEmulator(cmd.Context(), client, in)
 			if err != nil {
 				return err
@@ -227,6 +237,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "install for the emulator (required)")
 	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "the rebalancer evicts nothing, only says what it would evict")
+	cmd.Flags().StringVar(&method, "method", string(spreadpkg.ByProfile), "the chart's method: profile or node-selector (which the emulator honours only with the setting honourZoneSelector)")
 	cmd.Flags().DurationVar(&evictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
 	return cmd
 }

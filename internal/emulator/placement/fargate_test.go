@@ -280,6 +280,48 @@ func TestUniformSubnets(t *testing.T) {
 	}
 }
 
+// TestZoneSelector: with honourZoneSelector, a pod's zone node selector
+// chooses the subnet, and a zone the profile has no subnet in leaves the pod
+// Pending with an event; without it, the selector is ignored like affinity.
+func TestZoneSelector(t *testing.T) {
+	ctx := context.Background()
+	for _, honour := range []bool{true, false} {
+		s, client := newScheduler(t, clusterconfig.Default(), 5)
+		s.Settings.HonourZoneSelector = honour
+		zones := map[string]int{}
+		for i := range 30 {
+			key := createPod(t, client, "p"+strconv.Itoa(i), "apps", func(s *corev1.PodSpec) {
+				s.NodeSelector = map[string]string{corev1.LabelTopologyZone: "us-east-1b"}
+			})
+			if err := s.schedule(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+			n, _ := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			zones[n.Labels[corev1.LabelTopologyZone]]++
+		}
+		if honour && zones["us-east-1b"] != 30 {
+			t.Errorf("honouring the zone selector: %v, want all 30 in us-east-1b", zones)
+		}
+		if !honour && len(zones) != 3 {
+			t.Errorf("ignoring the zone selector: %v, want all three AZs", zones)
+		}
+	}
+	s, client := newScheduler(t, clusterconfig.Default(), 5)
+	s.Settings.HonourZoneSelector = true
+	key := createPod(t, client, "elsewhere", "apps", func(s *corev1.PodSpec) {
+		s.NodeSelector = map[string]string{corev1.LabelTopologyZone: "us-east-1f"}
+	})
+	if err := s.schedule(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+	events, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
+	if p.Spec.NodeName != "" || len(events.Items) != 1 || !strings.Contains(events.Items[0].Message, "requested availability zone: us-east-1f") {
+		t.Errorf("a zone without a subnet of the profile: node %q, events %v", p.Spec.NodeName, events.Items)
+	}
+}
+
 // TestAddressTaken: a node left by an earlier run at the drawn address makes
 // the scheduler draw another, not fail.
 func TestAddressTaken(t *testing.T) {

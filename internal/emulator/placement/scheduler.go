@@ -156,7 +156,11 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if d.Event != "" {
 		return s.event(ctx, pod, d.Event)
 	}
-	subnet, err := s.subnet(ctx, pod, d.Profile.Subnets)
+	subnets := s.Settings.ZoneSubnets(&pod.Spec, d.Profile.Subnets, s.Config.SubnetAZ)
+	if len(subnets) == 0 && len(d.Profile.Subnets) > 0 {
+		return s.event(ctx, pod, "Fargate is not supported in the requested availability zone: "+pod.Spec.NodeSelector[corev1.LabelTopologyZone])
+	}
+	subnet, err := s.subnet(ctx, pod, subnets)
 	if err != nil {
 		return err
 	}

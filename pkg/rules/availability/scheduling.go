@@ -2,6 +2,7 @@ package availability
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,49 +33,59 @@ func spreadNote(w *rules.Workload, zonal bool) string {
 // AffinityIgnored flags pod affinity, anti-affinity and preferred node affinity on Fargate.
 var AffinityIgnored = &rules.Rule{
 	ID: "FG030", Name: "affinity-ignored", Category: rules.CategoryAvailability, Severity: rules.Warning,
-	Summary: "Fargate ignores pod affinity, pod anti-affinity and node affinity.",
+	Summary: "Fargate ignores pod affinity, pod anti-affinity and node affinity (and, unconfirmed, zone node selectors).",
 	Doc: "\"Kubernetes affinity/anti-affinity rules do not apply\" on Fargate (EKS user guide). fargate-scheduler gives " +
 		"every pod its own node in a subnet of the profile chosen at random, so anti-affinity meant to spread replicas " +
 		"over zones has no effect, and replicas can pile into one Availability Zone. Anti-affinity by hostname is not " +
 		"flagged: it always holds, one pod per Fargate node. Node affinity is flagged " +
 		"only when it matters: a required term that Fargate nodes do not satisfy (a node group, an instance type), " +
 		"which the pod silently escapes, or a zone preference. Affinity that Fargate nodes satisfy anyway " +
-		"(linux, amd64) is not flagged.",
-	Remediation: "For a guaranteed spread over AZs, use one Fargate profile per subnet (AZ) and one workload per profile " +
-		"(each pinned with the `eks.amazonaws.com/fargate-profile` label), or run the workload on EC2 nodes; " +
+		"(linux, amd64) is not flagged. A topology.kubernetes.io/zone node selector was reported to pin Fargate pods " +
+		"to an AZ (containers-roadmap#1125), which AWS does not document: it is flagged as ignored unless the setting " +
+		"honourZoneSelector says fargate-scheduler keeps to it, as the emulator then does.",
+	Remediation: "For a guaranteed spread over AZs, use one Fargate profile per subnet (AZ) and let `fargatekit spread` " +
+		"choose each pod's profile (docs/spread.md), or pin one workload per profile with the " +
+		"`eks.amazonaws.com/fargate-profile` label, or run the workload on EC2 nodes; " +
 		"drop the affinity to make the manifest say what really happens.",
-	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		a := obj.Pod.Template.Spec.Affinity
-		if a == nil {
-			return nil
-		}
+	Unconfirmed: "Whether fargate-scheduler keeps to a topology.kubernetes.io/zone node selector (setting honourZoneSelector, default: it does not).",
+	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		var kinds []string
 		zonal := false
-		// Anti-affinity on the hostname always holds on Fargate, one pod per
-		// node; any other topology (zones above all) is ignored.
-		if anti := a.PodAntiAffinity; anti != nil && !onlyHostname(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution) {
-			kinds = append(kinds, "pod anti-affinity")
-			zonal = zonal || termsZonal(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution)
+		at := obj.Pod.SpecPath("nodeSelector")
+		// A zone node selector is ignored unless the settings say that
+		// fargate-scheduler honours it (unconfirmed), as the emulator then does.
+		if !ctx.Settings.HonourZoneSelector && slices.ContainsFunc(slices.Collect(maps.Keys(obj.Pod.Template.Spec.NodeSelector)), isZoneKey) {
+			kinds = append(kinds, "zone node selector")
+			zonal = true
 		}
-		if a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
-			kinds = append(kinds, "pod affinity")
-		}
-		if na := a.NodeAffinity; na != nil {
-			switch required := requiredNodeAffinity(&obj.Pod.Template.Spec); {
-			case required == requiresZone:
-				kinds = append(kinds, "zone requirement")
-				zonal = true
-			case required == requiresOtherNodes:
-				kinds = append(kinds, "required node affinity (it asks for nodes that are not Fargate nodes)")
-			case preferredZonal(na.PreferredDuringSchedulingIgnoredDuringExecution):
-				kinds = append(kinds, "zone preference")
-				zonal = true
+		if a := obj.Pod.Template.Spec.Affinity; a != nil {
+			at = obj.Pod.SpecPath("affinity")
+			// Anti-affinity on the hostname always holds on Fargate, one pod per
+			// node; any other topology (zones above all) is ignored.
+			if anti := a.PodAntiAffinity; anti != nil && !onlyHostname(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution) {
+				kinds = append(kinds, "pod anti-affinity")
+				zonal = zonal || termsZonal(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution)
+			}
+			if a.PodAffinity != nil && (len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 || len(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0) {
+				kinds = append(kinds, "pod affinity")
+			}
+			if na := a.NodeAffinity; na != nil {
+				switch required := requiredNodeAffinity(&obj.Pod.Template.Spec); {
+				case required == requiresZone:
+					kinds = append(kinds, "zone requirement")
+					zonal = true
+				case required == requiresOtherNodes:
+					kinds = append(kinds, "required node affinity (it asks for nodes that are not Fargate nodes)")
+				case preferredZonal(na.PreferredDuringSchedulingIgnoredDuringExecution):
+					kinds = append(kinds, "zone preference")
+					zonal = true
+				}
 			}
 		}
 		if len(kinds) == 0 {
 			return nil
 		}
-		return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("affinity"),
+		return []rules.Finding{rules.At(obj, at,
 			"Fargate ignores the %s of this pod%s", strings.Join(kinds, " and "), spreadNote(w, zonal))}
 	}),
 }
