@@ -2,10 +2,15 @@ package emulator
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -68,4 +73,93 @@ func FreePorts(n int) ([]int, error) {
 		defer func() { _ = ln.Close() }()
 	}
 	return ports, nil
+}
+
+// HostProcess is a process of the host that stands in for pods of the
+// cluster (KWOK runs no container), as `spread install --emulator` starts
+// one. It is recorded in the state directory, so that `emulator up` starts
+// it again after `emulator down`.
+type HostProcess struct {
+	// What names it in messages; Component is its directory in the state
+	// directory and its component in Processes.
+	What, Component string
+	Args, Env       []string
+	// Log is its log file; ReadyURL answers 200 once it serves.
+	Log, ReadyURL string
+}
+
+func hostProcessFile(stateDir, component string) string {
+	return filepath.Join(stateDir, component, "host-process.json")
+}
+
+// Start starts the host process with self (the fargatekit binary) and
+// waits until it is ready; it returns its pid.
+func (h HostProcess) Start(ctx context.Context, self string) (int, error) {
+	probe := &http.Client{Timeout: 2 * time.Second}
+	ready := func() bool {
+		resp, err := probe.Get(h.ReadyURL)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	var pid int
+	started := func(p int) error { pid = p; return nil }
+	err := StartDetached(ctx, h.What, self, h.Args, h.Env, h.Log, started, ready, 30*time.Second)
+	return pid, err
+}
+
+// SaveHostProcess records h in stateDir for `emulator up`.
+func SaveHostProcess(stateDir string, h HostProcess) error {
+	data, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(hostProcessFile(stateDir, h.Component), data, 0o600); err != nil {
+		return fmt.Errorf("recording %s: %w", h.What, err)
+	}
+	return nil
+}
+
+// ForgetHostProcess removes the record of a component's host process.
+func ForgetHostProcess(stateDir, component string) error {
+	if err := os.Remove(hostProcessFile(stateDir, component)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// startHostProcesses starts the recorded host processes that do not run.
+func (o *Options) startHostProcesses(ctx context.Context) error {
+	files, err := filepath.Glob(hostProcessFile(o.StateDir, "*"))
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	running, err := Processes(o.StateDir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		var h HostProcess
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = json.Unmarshal(data, &h)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading %s: %w", f, err))
+			continue
+		}
+		if slices.ContainsFunc(running, func(p Process) bool { return p.Component == h.Component }) {
+			continue
+		}
+		pid, err := h.Start(ctx, o.Self)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		o.say("starting %s again (pid %d)", h.What, pid)
+	}
+	return errors.Join(errs...)
 }

@@ -108,6 +108,9 @@ func Up(ctx context.Context, o *Options) error {
 	daemon := o.daemonPID()
 	if daemon > 0 && o.controlPlaneReady(ctx) {
 		o.say("the emulator %q in %s is already running (daemon pid %d)", o.Config.Metadata.Name, o.StateDir, daemon)
+		if err := o.startHostProcesses(ctx); err != nil {
+			o.say("warning: %v", err)
+		}
 		return nil
 	}
 	if daemon == 0 {
@@ -125,6 +128,12 @@ func Up(ctx context.Context, o *Options) error {
 	}
 	if err == nil && o.daemonPID() == 0 {
 		err = o.startDaemon()
+	}
+	if err == nil {
+		// Not a reason to stop the emulator: say so and go on.
+		if herr := o.startHostProcesses(ctx); herr != nil {
+			o.say("warning: %v", herr)
+		}
 	}
 	if err != nil {
 		o.say("up failed: stopping what runs of the emulator")

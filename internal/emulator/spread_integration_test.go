@@ -319,7 +319,20 @@ func TestIntegrationSpreadNodeSelector(t *testing.T) {
 	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.installSpread(c.env(), "--method", "node-selector")
+	metrics, _ := c.installSpread(c.env(), "--method", "node-selector")
+	// emulator down stops spread's process; up starts it again.
+	c.emulator("down")
+	if _, err := http.Get(metrics); err == nil {
+		t.Fatal("spread still serves after emulator down")
+	}
+	if out := c.emulator("up"); !strings.Contains(out, "starting spread serve again") {
+		t.Errorf("emulator up does not say it starts spread again:\n%s", out)
+	}
+	if resp, err := http.Get(metrics); err != nil {
+		t.Fatalf("spread does not serve after emulator up: %v", err)
+	} else {
+		_ = resp.Body.Close()
+	}
 	const rollouts = 10
 	c.deploy(spreadDeployment("plain", "web", 3))
 	if load := c.settled("plain", "web", 3); spread.Skew(load, zones) != 0 {

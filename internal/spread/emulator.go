@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,18 +93,13 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
 		Log:        filepath.Join(dir, "spread.log"),
 	}
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort)
-	probe := &http.Client{Timeout: 2 * time.Second}
-	ready := func() bool {
-		resp, err := probe.Get(readyz)
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+	host := emulator.HostProcess{What: "spread serve", Component: emulator.ComponentSpread, Args: args, Env: podEnv,
+		Log: inst.Log, ReadyURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort)}
+	if inst.PID, err = host.Start(ctx, in.Self); err != nil {
+		return nil, err
 	}
-	started := func(pid int) error { inst.PID = pid; return nil }
-	if err := emulator.StartDetached(ctx, "spread serve", in.Self, args, podEnv, inst.Log, started, ready, 30*time.Second); err != nil {
+	// `emulator up` starts it again after `emulator down`.
+	if err := emulator.SaveHostProcess(in.StateDir, host); err != nil {
 		return nil, err
 	}
 	return inst, nil
@@ -199,5 +193,5 @@ func UninstallEmulator(_ context.Context, kubeconfig, stateDir string) (bool, er
 		return false, err
 	}
 	ran, err := emulator.StopComponent(stateDir, emulator.ComponentSpread, 5*time.Second)
-	return found || len(ran) > 0, err
+	return found || len(ran) > 0, errors.Join(err, emulator.ForgetHostProcess(stateDir, emulator.ComponentSpread))
 }

@@ -59,14 +59,14 @@ func TestTunnel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pod.Close()
+	defer func() { _ = pod.Close() }()
 	go func() {
 		for {
 			c, err := pod.Accept()
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+			go func() { defer func() { _ = c.Close() }(); _, _ = io.Copy(c, c) }()
 		}
 	}()
 	podPort := int32(pod.Addr().(*net.TCPAddr).Port)
@@ -80,7 +80,7 @@ func TestTunnel(t *testing.T) {
 	}
 	srv := &http.Server{Handler: p}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 
 	for _, tc := range []struct {
 		target string
@@ -108,6 +108,6 @@ func TestTunnel(t *testing.T) {
 				t.Fatalf("through the tunnel: %q, %v; want the echo", line, err)
 			}
 		}
-		conn.Close()
+		_ = conn.Close()
 	}
 }
