@@ -133,18 +133,18 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	errs := make(chan error, 4)
 	go func() { errs <- servers[0].Serve(eksLn) }()
 	go func() { errs <- servers[1].ServeTLS(hookLn, "", "") }()
-	if o.EgressSocket != "" {
-		proxy, err := clusterNetwork(ctx, client, o.EgressSocket)
-		if err != nil {
-			return err
-		}
-		servers = append(servers, proxy)
-	}
 	defer func() {
 		for _, s := range servers {
 			_ = s.Close()
 		}
 	}()
+	if o.EgressSocket != "" {
+		proxy, err := clusterNetwork(ctx, client, o.EgressSocket)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = proxy.Close() }()
+	}
 
 	url := "https://" + hookLn.Addr().String() + placement.WebhookPath
 	if err := admission.Register(ctx, client, placement.Configuration(url, certPEM)); err != nil {
@@ -189,6 +189,11 @@ func clusterNetwork(ctx context.Context, client kubernetes.Interface, socket str
 	factory := informers.NewSharedInformerFactory(client, 0)
 	services := factory.Core().V1().Services().Lister()
 	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("the cluster network proxy could not list %v", typ)
+		}
+	}
 	_ = os.Remove(socket) // left by a daemon that was killed
 	ln, err := net.Listen("unix", socket)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
@@ -45,75 +46,92 @@ const (
 
 // Ensure returns the serving certificate of the Secret, making the Secret
 // when it is missing, unreadable or near expiry, and makes the webhook
-// configuration's caBundle the Secret's CAs.
+// configuration its owner and the Secret's CAs its caBundle.
 func (c *Certificates) Ensure(ctx context.Context) (*tls.Certificate, error) {
 	hooks, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, c.WebhookConfiguration, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading the webhook configuration %s, which gets the CA: %w", c.WebhookConfiguration, err)
 	}
+	owner := []metav1.OwnerReference{{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Name: hooks.Name, UID: hooks.UID}}
+	var secret *corev1.Secret
 	var pair tls.Certificate
-	var bundle []byte
 	for attempt := 0; ; attempt++ {
-		secret, err := c.Client.CoreV1().Secrets(c.Namespace).Get(ctx, c.Secret, metav1.GetOptions{})
-		exists := err == nil
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading the certificate Secret %s/%s: %w", c.Namespace, c.Secret, err)
-		}
-		if exists {
-			var usable bool
-			if pair, usable = c.usable(secret); usable {
-				bundle = secret.Data[keyCA]
-				break
-			}
-		} else {
-			secret = nil
-		}
-		if attempt == 3 {
+		if attempt == 4 {
 			return nil, fmt.Errorf("the certificate Secret %s/%s keeps changing under this replica", c.Namespace, c.Secret)
 		}
-		made, err := c.make(secret)
-		if err != nil {
-			return nil, err
+		secret, err = c.Client.CoreV1().Secrets(c.Namespace).Get(ctx, c.Secret, metav1.GetOptions{})
+		exists := err == nil
+		switch {
+		case apierrors.IsNotFound(err):
+			secret = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading the certificate Secret %s/%s: %w", c.Namespace, c.Secret, err)
+		case secret.Type != corev1.SecretTypeTLS:
+			return nil, fmt.Errorf("the Secret %s/%s is of type %s, not %s: delete it, or give --certificate-secret another name", c.Namespace, c.Secret, secret.Type, corev1.SecretTypeTLS)
 		}
-		made.OwnerReferences = []metav1.OwnerReference{{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Name: hooks.Name, UID: hooks.UID}}
+		var usable bool
 		if exists {
-			_, err = c.Client.CoreV1().Secrets(c.Namespace).Update(ctx, made, metav1.UpdateOptions{})
+			pair, usable = c.usable(secret)
+		}
+		if usable && ownedBy(secret, hooks.UID) {
+			break
+		}
+		write := secret
+		if !usable {
+			if write, err = c.make(secret); err != nil {
+				return nil, err
+			}
 		} else {
-			_, err = c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, made, metav1.CreateOptions{})
+			// A webhook configuration made again (helm uninstall and install)
+			// owns the Secret from now on, or the garbage collector takes it.
+			write = secret.DeepCopy()
+		}
+		write.OwnerReferences = owner
+		if exists {
+			_, err = c.Client.CoreV1().Secrets(c.Namespace).Update(ctx, write, metav1.UpdateOptions{})
+		} else {
+			_, err = c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, write, metav1.CreateOptions{})
 		}
 		switch {
-		case err == nil:
+		case err == nil && !usable:
 			slog.Info("spread made its serving certificate", "secret", c.Namespace+"/"+c.Secret)
-		case apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err):
-			// Another replica wrote it first: read theirs.
+		case err == nil, apierrors.IsAlreadyExists(err), apierrors.IsConflict(err):
+			// Read what is there now: ours, or another replica's.
 		default:
 			return nil, fmt.Errorf("writing the certificate Secret %s/%s: %w", c.Namespace, c.Secret, err)
 		}
 	}
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if hooks == nil {
-			if hooks, err = c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, c.WebhookConfiguration, metav1.GetOptions{}); err != nil {
-				return err
-			}
+		hooks, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, c.WebhookConfiguration, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		// The Secret as it is now: another replica may have renewed it
+		// since, and its caBundle must not be written over with ours.
+		if now, err := c.Client.CoreV1().Secrets(c.Namespace).Get(ctx, c.Secret, metav1.GetOptions{}); err == nil {
+			secret = now
 		}
 		changed := false
 		for i := range hooks.Webhooks {
-			if !bytes.Equal(hooks.Webhooks[i].ClientConfig.CABundle, bundle) {
-				hooks.Webhooks[i].ClientConfig.CABundle = bundle
+			if !bytes.Equal(hooks.Webhooks[i].ClientConfig.CABundle, secret.Data[keyCA]) {
+				hooks.Webhooks[i].ClientConfig.CABundle = secret.Data[keyCA]
 				changed = true
 			}
 		}
 		if !changed {
 			return nil
 		}
-		_, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, hooks, metav1.UpdateOptions{})
-		hooks = nil
+		_, err = c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, hooks, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("putting the CA into the webhook configuration %s: %w", c.WebhookConfiguration, err)
 	}
 	return &pair, nil
+}
+
+func ownedBy(s *corev1.Secret, uid types.UID) bool {
+	return len(s.OwnerReferences) == 1 && s.OwnerReferences[0].UID == uid
 }
 
 // usable returns the Secret's pair when it parses, is for the Service and
@@ -158,7 +176,7 @@ func (c *Certificates) make(old *corev1.Secret) (*corev1.Secret, error) {
 		Data: map[string][]byte{keyCert: certPEM, keyKey: keyPEM},
 	}
 	if old != nil {
-		s.ResourceVersion = old.ResourceVersion
+		s.ResourceVersion, s.UID = old.ResourceVersion, old.UID
 		if previous, err := cert.ParseCertsPEM(old.Data[keyCA]); err == nil {
 			for _, ca := range previous {
 				if time.Now().Before(ca.NotAfter) {

@@ -116,6 +116,36 @@ func TestCertificates(t *testing.T) {
 		t.Errorf("the certificate is for %v, want the Service elsewhere", leaf.DNSNames)
 	}
 
+	// A webhook configuration made again takes the Secret over, certificate kept.
+	if err := client.Tracker().Delete(admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), "", WebhookConfigurationName); err != nil {
+		t.Fatal(err)
+	}
+	again := hooks.DeepCopy()
+	again.UID = "hooks-uid-2"
+	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, again, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := other.Ensure(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _ = client.CoreV1().Secrets("spread").Get(ctx, "spread-tls", metav1.GetOptions{})
+	if !bytes.Equal(kept.Certificate[0], moved.Certificate[0]) || len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].UID != "hooks-uid-2" {
+		t.Errorf("after the webhook configuration was made again: owners %+v, certificate kept %v", secret.OwnerReferences, bytes.Equal(kept.Certificate[0], moved.Certificate[0]))
+	}
+	if len(caBundle()[0]) == 0 {
+		t.Error("the new webhook configuration got no caBundle")
+	}
+
+	opaque := *c
+	opaque.Secret = "opaque"
+	if _, err := client.CoreV1().Secrets("spread").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "spread", Name: "opaque"}, Type: corev1.SecretTypeOpaque}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opaque.Ensure(ctx); err == nil || !strings.Contains(err.Error(), "is of type Opaque") {
+		t.Errorf("a Secret of another type: %v", err)
+	}
+
 	missing := *c
 	missing.WebhookConfiguration = "nope"
 	if _, err := missing.Ensure(ctx); err == nil || !strings.Contains(err.Error(), "webhook configuration nope") {

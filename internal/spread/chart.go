@@ -8,7 +8,6 @@ import (
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/kube"
-	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -80,23 +79,4 @@ func UninstallChart(kubeconfig, namespace, name string) (bool, error) {
 		return false, fmt.Errorf("uninstalling the release %s/%s: %w", namespace, name, err)
 	}
 	return true, nil
-}
-
-// RenderChart renders the chart as `helm template` does, with values.
-func RenderChart(ctx context.Context, namespace, name string, values map[string]any) (string, error) {
-	ch, err := deploy.SpreadChart()
-	if err != nil {
-		return "", err
-	}
-	in := action.NewInstall(action.NewConfiguration())
-	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace = name, namespace, action.DryRunClient, true
-	r, err := in.RunWithContext(ctx, ch, values)
-	if err != nil {
-		return "", fmt.Errorf("rendering the chart %s: %w", deploy.SpreadChartDir, err)
-	}
-	rel, ok := r.(*release.Release)
-	if !ok {
-		return "", fmt.Errorf("rendering the chart %s: a release of type %T", deploy.SpreadChartDir, r)
-	}
-	return rel.Manifest, nil
 }

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v4/pkg/action"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/fargatekit/fargatekit/deploy"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
@@ -178,6 +182,8 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "zones": map[string]any{"apps-a": ""}}, "/zones/apps-a"},
 		{map[string]any{"clusterName": "prod", "refresh": "soon"}, "/refresh"},
 		{map[string]any{"clusterName": "prod", "method": "nodeSelector"}, "/method"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"dryrun": true}}, "dryrun"},
+		{map[string]any{"clusterName": "prod", "refresh": "0s"}, "/refresh"},
 		{map[string]any{"clusterName": "prod", "method": "node-selector", "zones": map[string]any{"apps-a": "us-east-1a"}}, "zones: the AZs of per-AZ profiles go with method: profile"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
 	} {
@@ -186,4 +192,23 @@ func TestChartValuesErrors(t *testing.T) {
 			t.Errorf("values %v: %v, want an error naming %s", tc.values, err, tc.want)
 		}
 	}
+}
+
+// RenderChart renders the chart as `helm template` does, with values.
+func RenderChart(ctx context.Context, namespace, name string, values map[string]any) (string, error) {
+	ch, err := deploy.SpreadChart()
+	if err != nil {
+		return "", err
+	}
+	in := action.NewInstall(action.NewConfiguration())
+	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace = name, namespace, action.DryRunClient, true
+	r, err := in.RunWithContext(ctx, ch, values)
+	if err != nil {
+		return "", fmt.Errorf("rendering the chart %s: %w", deploy.SpreadChartDir, err)
+	}
+	rel, ok := r.(*release.Release)
+	if !ok {
+		return "", fmt.Errorf("rendering the chart %s: a release of type %T", deploy.SpreadChartDir, r)
+	}
+	return rel.Manifest, nil
 }

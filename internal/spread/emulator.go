@@ -59,6 +59,10 @@ func InstallEmulator(ctx context.Context, client kubernetes.Interface, in Emulat
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making %s: %w", dir, err)
 	}
+	// The spread installed before stops, and `emulator up` forgets it.
+	if err := emulator.ForgetHostProcess(in.StateDir, emulator.ComponentSpread); err != nil {
+		return nil, err
+	}
 	if _, err := emulator.StopComponent(in.StateDir, emulator.ComponentSpread, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("stopping the spread installed before: %w", err)
 	}

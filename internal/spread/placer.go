@@ -196,22 +196,22 @@ func (p *Placer) recentFor() time.Duration {
 	return DefaultRecent
 }
 
-// ZoneOf returns a pod's AZ: the one spread chose, else its per-AZ
-// profile's, else its node's; "" when none is known yet.
+// ZoneOf returns a pod's AZ: its node's once it is scheduled (where it
+// runs, whatever was asked), else the one spread chose, else its per-AZ
+// profile's; "" when none is known yet.
 func (p *Placer) ZoneOf(pod *corev1.Pod) string {
+	if pod.Spec.NodeName != "" && p.nodes != nil {
+		if obj, ok, _ := p.nodes.GetByKey(pod.Spec.NodeName); ok {
+			if z := obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]; z != "" {
+				return z
+			}
+		}
+	}
 	if z := pod.Annotations[spread.ZoneAnnotation]; z != "" {
 		return z
 	}
-	if z, ok := p.Zones().Zone(pod.Labels[fargate.ProfileLabel]); ok {
-		return z
-	}
-	if pod.Spec.NodeName == "" || p.nodes == nil {
-		return ""
-	}
-	if obj, ok, _ := p.nodes.GetByKey(pod.Spec.NodeName); ok {
-		return obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
-	}
-	return ""
+	z, _ := p.Zones().Zone(pod.Labels[fargate.ProfileLabel])
+	return z
 }
 
 // StripPod keeps of a pod what the placer and the rebalancer read, so

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -90,7 +91,11 @@ func Discover(ctx context.Context, aws *cluster.EKS, method spread.Method, azOf 
 		return spread.NewZoneSelectors(profiles, azs), nil
 	}
 	if azOf != nil {
-		return spread.Assigned(profiles, azOf)
+		z, err := spread.Assigned(profiles, azOf)
+		if err != nil {
+			return z, fmt.Errorf("the --zones file: %w", err)
+		}
+		return z, nil
 	}
 	azs, err := aws.SubnetZones(ctx, spread.Subnets(profiles))
 	if err != nil {
@@ -106,14 +111,20 @@ func Discover(ctx context.Context, aws *cluster.EKS, method spread.Method, azOf 
 func Serve(ctx context.Context, o Options) error {
 	var serving atomic.Pointer[tls.Certificate]
 	pair, err := o.certificate(ctx)
+	// Helm may create the webhook configuration after this pod starts.
+	for wait := time.Now().Add(time.Minute); apierrors.IsNotFound(err) && time.Now().Before(wait); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		pair, err = o.certificate(ctx)
+	}
 	if err != nil {
 		return err
 	}
 	serving.Store(pair)
 	zones, err := Discover(ctx, o.AWS, o.Method, o.AZs)
-	if err != nil && o.AZs != nil {
-		return fmt.Errorf("the --zones file: %w", err)
-	}
 	if err != nil {
 		return fmt.Errorf("reading the per-AZ Fargate profiles: %w", err)
 	}

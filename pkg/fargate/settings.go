@@ -92,10 +92,14 @@ func ParseAZChoice(s string) (AZChoice, error) {
 
 // ZoneSubnets returns the subnets, of a profile's, that fargate-scheduler
 // picks among for a pod: all of them, or with HonourZoneSelector those in
-// the AZ the pod's node selector topology.kubernetes.io/zone names (none
-// when the profile has no subnet there). azOf gives a subnet's AZ.
+// the AZ the pod's zone node selector names (topology.kubernetes.io/zone,
+// else the legacy failure-domain.beta.kubernetes.io/zone; none when the
+// profile has no subnet there). azOf gives a subnet's AZ.
 func (s *Settings) ZoneSubnets(spec *corev1.PodSpec, subnets []string, azOf func(string) (string, bool)) []string {
 	zone, ok := spec.NodeSelector[corev1.LabelTopologyZone]
+	if !ok {
+		zone, ok = spec.NodeSelector[corev1.LabelFailureDomainBetaZone]
+	}
 	if !s.HonourZoneSelector || !ok {
 		return subnets
 	}

@@ -90,6 +90,8 @@ func newServe() *cobra.Command {
 				return errors.New("give --certificate-secret (and --service), or --tls-cert-file and --tls-key-file: the API server calls webhooks over TLS")
 			case secret != "" && service == "":
 				return errors.New("--certificate-secret needs --service: the certificate is for the Service's names")
+			case o.Refresh <= 0:
+				return fmt.Errorf("--refresh %s: want a positive duration, how often the profiles and the certificate are read again", o.Refresh)
 			}
 			var err error
 			if o.Method, err = spreadpkg.ParseMethod(method); err != nil {

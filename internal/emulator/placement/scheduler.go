@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -158,7 +159,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	}
 	subnets := s.Settings.ZoneSubnets(&pod.Spec, d.Profile.Subnets, s.Config.SubnetAZ)
 	if len(subnets) == 0 && len(d.Profile.Subnets) > 0 {
-		return s.event(ctx, pod, "Fargate is not supported in the requested availability zone: "+pod.Spec.NodeSelector[corev1.LabelTopologyZone])
+		return s.event(ctx, pod, "Fargate is not supported in the requested availability zone: "+cmp.Or(pod.Spec.NodeSelector[corev1.LabelTopologyZone], pod.Spec.NodeSelector[corev1.LabelFailureDomainBetaZone]))
 	}
 	subnet, err := s.subnet(ctx, pod, subnets)
 	if err != nil {

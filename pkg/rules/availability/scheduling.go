@@ -58,8 +58,8 @@ var AffinityIgnored = &rules.Rule{
 			kinds = append(kinds, "zone node selector")
 			zonal = true
 		}
+		selectorKinds := len(kinds)
 		if a := obj.Pod.Template.Spec.Affinity; a != nil {
-			at = obj.Pod.SpecPath("affinity")
 			// Anti-affinity on the hostname always holds on Fargate, one pod per
 			// node; any other topology (zones above all) is ignored.
 			if anti := a.PodAntiAffinity; anti != nil && !onlyHostname(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution) {
@@ -84,6 +84,9 @@ var AffinityIgnored = &rules.Rule{
 		}
 		if len(kinds) == 0 {
 			return nil
+		}
+		if len(kinds) > selectorKinds {
+			at = obj.Pod.SpecPath("affinity")
 		}
 		return []rules.Finding{rules.At(obj, at,
 			"Fargate ignores the %s of this pod%s", strings.Join(kinds, " and "), spreadNote(w, zonal))}
