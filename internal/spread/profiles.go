@@ -1,6 +1,7 @@
 package spread
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -83,6 +84,52 @@ func WriteTerraform(w io.Writer, cluster string, profiles []fargate.Profile) err
 	}
 	_, err := f.WriteTo(w)
 	return err
+}
+
+// WriteAWSCLI writes profiles as a shell script of AWS CLI commands that
+// create them in cluster, each waited for before the next (EKS creates one
+// profile at a time per cluster). A profile without a pod execution role
+// takes the variable POD_EXECUTION_ROLE_ARN.
+func WriteAWSCLI(w io.Writer, cluster string, profiles []fargate.Profile) error {
+	type selector struct {
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels,omitempty"`
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# The per-AZ Fargate profiles of fargatekit spread, one at a time.\nset -e\n")
+	for _, p := range profiles {
+		role := `"${POD_EXECUTION_ROLE_ARN:?the pod execution role of the new profiles}"`
+		if p.PodExecutionRoleARN != "" {
+			role = shellQuote(p.PodExecutionRoleARN)
+		}
+		sel := make([]selector, len(p.Selectors))
+		for i, s := range p.Selectors {
+			sel[i] = selector(s)
+		}
+		selJSON, err := json.Marshal(sel)
+		if err != nil {
+			return fmt.Errorf("writing the selectors of %s: %w", p.Name, err)
+		}
+		quoted := make([]string, len(p.Subnets))
+		for i, id := range p.Subnets {
+			quoted[i] = shellQuote(id)
+		}
+		fmt.Fprintf(&b, "aws eks create-fargate-profile --cluster-name %s --fargate-profile-name %s \\\n  --pod-execution-role-arn %s --subnets %s \\\n  --selectors %s > /dev/null\n",
+			shellQuote(cluster), shellQuote(p.Name), role, strings.Join(quoted, " "), shellQuote(string(selJSON)))
+		fmt.Fprintf(&b, "aws eks wait fargate-profile-active --cluster-name %s --fargate-profile-name %s\n", shellQuote(cluster), shellQuote(p.Name))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// shellQuote quotes s for sh when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resourceName makes a Terraform resource name of a profile name.

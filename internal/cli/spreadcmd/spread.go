@@ -282,7 +282,7 @@ func newProfiles(s streams.Streams) *cobra.Command {
 	var file, format string
 	cmd := &cobra.Command{
 		Use:   "profiles (--profiles FILE | --cluster-name NAME)",
-		Short: "Print the per-AZ Fargate profiles spread needs, as eksctl YAML or Terraform",
+		Short: "Print the per-AZ Fargate profiles spread needs, as eksctl YAML, Terraform or AWS CLI commands",
 		Long: "spread chooses a pod's AZ by choosing its profile, so each profile whose pods are to be balanced needs\n" +
 			"one twin per AZ: the same selectors and pod execution role, one subnet each, named <profile>-<AZ>.\n" +
 			"profiles prints them for every profile with subnets in several AZs, read from an eksctl ClusterConfig\n" +
@@ -294,11 +294,12 @@ func newProfiles(s streams.Streams) *cobra.Command {
 			"Exit codes: 0 printed (or nothing to add); 2 nothing could be read or split (unknown subnets or AZs).",
 		Example: "  fargatekit spread profiles --profiles cluster.yaml\n" +
 			"  fargatekit spread profiles --profiles cluster.yaml --format terraform > fargate-per-az.tf\n" +
+			"  fargatekit spread profiles --cluster-name prod --format aws-cli > add-profiles.sh\n" +
 			"  fargatekit spread profiles --cluster-name prod --region eu-west-1",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "eksctl" && format != "terraform" {
-				return fmt.Errorf("--format %q: want eksctl or terraform", format)
+			if format != "eksctl" && format != "terraform" && format != "aws-cli" {
+				return fmt.Errorf("--format %q: want eksctl, terraform or aws-cli", format)
 			}
 			set, err := readProfiles(cmd, file, t)
 			if err != nil {
@@ -330,15 +331,18 @@ func newProfiles(s streams.Streams) *cobra.Command {
 			if n := len(set.Profiles) + len(add); n > limits.ProfilesPerCluster {
 				fmt.Fprintf(s.ErrOut, "warning: %d profiles with these %d: EKS's default quota is %d per cluster\n", n, len(add), limits.ProfilesPerCluster)
 			}
-			if format == "terraform" {
+			switch format {
+			case "terraform":
 				return spread.WriteTerraform(s.Out, set.Cluster, add)
+			case "aws-cli":
+				return spread.WriteAWSCLI(s.Out, set.Cluster, add)
 			}
 			return spread.WriteEksctl(s.Out, add)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&file, "profiles", "", "eksctl ClusterConfig (or the emulator's configuration) to read the profiles and subnets from")
-	fl.StringVar(&format, "format", "eksctl", "output: eksctl (fargateProfiles YAML) or terraform (aws_eks_fargate_profile resources)")
+	fl.StringVar(&format, "format", "eksctl", "output: eksctl (fargateProfiles YAML), terraform (aws_eks_fargate_profile resources) or aws-cli (a shell script of aws eks create-fargate-profile)")
 	fl.StringVar(&t.ClusterName, "cluster-name", "", "read the live cluster of this name through the EKS and EC2 APIs")
 	fl.StringVar(&t.Region, "region", "", "AWS region of the live cluster (default: AWS_REGION)")
 	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
