@@ -236,6 +236,24 @@ func TestIntegrationSpread(t *testing.T) {
 	if got := metric(t, metrics, `fargatekit_spread_placements_total{zone="us-east-1b"}`); got < 10 {
 		t.Errorf("fargatekit_spread_placements_total of us-east-1b = %v, want at least 10", got)
 	}
+	// A scale-down: the ReplicaSet controller does not choose its victims by
+	// AZ; from 3/3/3 to 4 pods one eviction at most evens them out.
+	scale(t, c, "apps", "web", 9)
+	c.settled("apps", "web", 9)
+	evicted := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`)
+	scale(t, c, "apps", "web", 4)
+	var left map[string]int
+	eventually(t, 2*time.Minute, "the rebalancer evens web out after 9 → 4", func() (err error) {
+		if left, err = c.running("apps", "web", 4); err == nil && spread.Skew(left, zones) > 1 {
+			err = fmt.Errorf("web is %v", left)
+		}
+		return err
+	})
+	n := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`) - evicted
+	if n > 1 {
+		t.Errorf("%v evictions after scaling 9 → 4 (now %v), want at most 1", n, left)
+	}
+	t.Logf("scaled 9 → 4: %v after %v rebalancing evictions", left, n)
 	scale(t, c, "apps", "web", 0)
 
 	// A dead webhook: pods are admitted as EKS alone would, to the first
