@@ -14,14 +14,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -46,6 +43,9 @@ type DaemonOptions struct {
 	// Settings are those of .fargatekit.yaml: what fargate-scheduler refuses,
 	// how it picks AZs, the profile quotas of the EKS API.
 	Settings fargate.Settings
+	// Upgrade is what the EKS API refuses before a version update, where
+	// EKS's behaviour is unconfirmed.
+	Upgrade eks.UpgradePolicy
 	// StateDir keeps the EKS API's profiles and the webhook's certificate.
 	StateDir string
 	// Kubeconfig is the admin kubeconfig of the control plane.
@@ -62,7 +62,23 @@ type DaemonOptions struct {
 // clusterInfo is what DescribeCluster tells about the control plane.
 type clusterInfo struct {
 	rest    *rest.Config
+	client  kubernetes.Interface
 	created time.Time
+}
+
+// FargateKubelets reads the Fargate nodes' kubelet versions.
+func (c clusterInfo) FargateKubelets(ctx context.Context) (map[string]string, error) {
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fargate.ComputeTypeLabel + "=fargate"})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range nodes.Items {
+		if v, err := eks.ParseMinor(n.Status.NodeInfo.KubeletVersion); err == nil {
+			out[n.Name] = v
+		}
+	}
+	return out, nil
 }
 
 func (c clusterInfo) Endpoint() string { return c.rest.Host }
@@ -87,15 +103,17 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the control plane: %w", err)
 	}
-	store, err := eksapi.NewStore(o.Config, filepath.Join(o.StateDir, "eks"), eksapi.WithLimits(eksapi.Limits{TagsPerProfile: eksapi.DefaultLimits.TagsPerProfile, Limits: o.Settings.Limits}))
+	store, err := eksapi.NewStore(o.Config, eksStateDir(o.StateDir),
+		eksapi.WithLimits(eksapi.Limits{TagsPerProfile: eksapi.DefaultLimits.TagsPerProfile, Limits: o.Settings.Limits}),
+		eksapi.WithUpgradePolicy(o.Upgrade))
 	if err != nil {
 		return err
 	}
 	created := time.Now()
-	if info, err := os.Stat(filepath.Join(o.StateDir, "eks")); err == nil {
+	if info, err := os.Stat(eksStateDir(o.StateDir)); err == nil {
 		created = info.ModTime()
 	}
-	api := eksapi.NewServer(o.Config, store, clusterInfo{rest: restCfg, created: created})
+	api := eksapi.NewServer(o.Config, store, clusterInfo{rest: restCfg, client: client, created: created})
 
 	eksLn, err := listen(o.EKSAddr, "the EKS API")
 	if err != nil {
@@ -160,14 +178,19 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		}
 	})
 	go func() { errs <- api.Run(ctx) }()
-	if err := ensureNodeGroups(ctx, client, o.Config); err != nil {
+	nodegroups, err := newNodegroupController(ctx, client, store, o.Config)
+	if err != nil {
 		return err
 	}
+	go func() { errs <- nodegroups.Run(ctx) }()
 	seed := uint64(o.Config.Seed)
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	sched := &placement.Scheduler{Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Rand: rand.New(rand.NewPCG(seed, seed))}
+	sched := &placement.Scheduler{
+		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion,
+		Rand: rand.New(rand.NewPCG(seed, seed)),
+	}
 	go func() { errs <- sched.Run(ctx) }()
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {
@@ -241,41 +264,4 @@ func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
 		return nil, nil, fmt.Errorf("saving the webhook key: %w", err)
 	}
 	return certPEM, keyPEM, nil
-}
-
-// ensureNodeGroups creates the EC2 nodes of the managed node groups, spread
-// over their AZs; KWOK keeps them Ready and runs the pods bound to them.
-func ensureNodeGroups(ctx context.Context, client kubernetes.Interface, cfg *clusterconfig.Config) error {
-	for _, ng := range cfg.NodeGroups {
-		it := clusterconfig.InstanceTypes[ng.InstanceType]
-		for i := range ng.DesiredCapacity {
-			az := ng.AvailabilityZones[i%len(ng.AvailabilityZones)]
-			name := fargate.PrivateDNSName(cfg.Metadata.Region, netip.AddrFrom4([4]byte{10, 0, byte(200 + i%50), byte(10 + i%240)}))
-			capacity := corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse(it.CPU), corev1.ResourceMemory: resource.MustParse(it.Memory),
-				corev1.ResourcePods: *resource.NewQuantity(int64(it.Pods), resource.DecimalSI),
-			}
-			node := &corev1.Node{
-				ObjectMeta: metav1.ObjectMeta{
-					Name: name,
-					Labels: map[string]string{
-						eks.NodegroupLabel: ng.Name, "eks.amazonaws.com/capacityType": "ON_DEMAND",
-						"node.kubernetes.io/instance-type": ng.InstanceType, "topology.kubernetes.io/zone": az,
-						"topology.kubernetes.io/region": cfg.Metadata.Region, "kubernetes.io/arch": it.Arch,
-						"kubernetes.io/os": "linux", corev1.LabelHostname: name, "type": "kwok",
-					},
-					Annotations: map[string]string{placement.KwokNodeAnnotation: "fake"},
-				},
-				Spec: corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/i-%016x", az, i+1)},
-				Status: corev1.NodeStatus{
-					Capacity: capacity, Allocatable: capacity,
-					NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v" + ng.KubeletVersion + ".0-eks", OperatingSystem: "linux", Architecture: it.Arch},
-				},
-			}
-			if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating node %s of node group %s: %w", name, ng.Name, err)
-			}
-		}
-	}
-	return nil
 }

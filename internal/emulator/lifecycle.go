@@ -22,6 +22,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/egress"
+	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/settings"
 )
 
@@ -57,6 +58,19 @@ type Options struct {
 func (o *Options) kwokDir() string { return filepath.Join(o.StateDir, "kwok") }
 func (o *Options) pidFile() string { return filepath.Join(o.StateDir, "daemon.pid") }
 func (o *Options) logFile() string { return filepath.Join(o.StateDir, "daemon.log") }
+
+// eksStateDir is where the EKS API keeps its state, in an emulator's state
+// directory.
+func eksStateDir(stateDir string) string { return filepath.Join(stateDir, "eks") }
+
+// KubernetesVersion is the version the control plane has reached through
+// the EKS API's updates, or the configuration's before any.
+func (o *Options) KubernetesVersion() string {
+	if v := eksapi.SavedVersion(eksStateDir(o.StateDir)); v != "" {
+		return v
+	}
+	return o.Config.KubernetesVersion
+}
 func (o *Options) egressConfig() string {
 	return filepath.Join(o.StateDir, "egress-selector.yaml")
 }

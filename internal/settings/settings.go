@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
@@ -49,6 +50,17 @@ type File struct {
 	HonourZoneSelector bool `json:"honourZoneSelector"`
 	// Limits override EKS's quotas on profiles, raised on request on AWS.
 	Limits *LimitsFile `json:"limits"`
+	// Upgrade says what EKS refuses before a control-plane version update,
+	// where that is unconfirmed.
+	Upgrade *UpgradeFile `json:"upgrade"`
+}
+
+// UpgradeFile is the upgrade section.
+type UpgradeFile struct {
+	// FargateNodesBehind is what UpdateClusterVersion does while Fargate pods
+	// run on kubelets older than the control plane: refuse (the default, as
+	// EKS does for node groups) or allow.
+	FargateNodesBehind string `json:"fargateNodesBehind"`
 }
 
 // LimitsFile is the limits section; unset fields keep EKS's defaults.
@@ -70,12 +82,14 @@ type Settings struct {
 	Dir string
 	// Fargate is what models EKS on Fargate.
 	Fargate fargate.Settings
+	// Upgrade is what models EKS's version updates.
+	Upgrade eks.UpgradePolicy
 }
 
 // Default returns the settings without a file, relative to the working directory.
 func Default() *Settings {
 	dir, _ := os.Getwd()
-	return &Settings{Disabled: map[string]bool{}, Severity: map[string]rules.Severity{}, Dir: dir, Fargate: fargate.DefaultSettings()}
+	return &Settings{Disabled: map[string]bool{}, Severity: map[string]rules.Severity{}, Dir: dir, Fargate: fargate.DefaultSettings(), Upgrade: eks.DefaultUpgradePolicy}
 }
 
 // Resolve loads the settings every command uses: the file at path (a
@@ -132,6 +146,15 @@ func Parse(data []byte) (*Settings, error) {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))
 	} else {
 		s.Fargate.AZChoice = c
+	}
+	if u := f.Upgrade; u != nil {
+		switch u.FargateNodesBehind {
+		case "", "refuse":
+		case "allow":
+			s.Upgrade.RefuseFargateBehind = false
+		default:
+			errs = append(errs, fmt.Errorf("upgrade.fargateNodesBehind: %q is not refuse or allow", u.FargateNodesBehind))
+		}
 	}
 	if l := f.Limits; l != nil {
 		for _, v := range []struct {

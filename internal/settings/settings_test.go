@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -16,7 +17,8 @@ import (
 
 func TestParse(t *testing.T) {
 	s, err := Parse([]byte("disable: [FG041, job-without-ttl]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
-		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nhonourZoneSelector: true\nlimits: {selectorsPerProfile: 10}\n"))
+		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nhonourZoneSelector: true\nlimits: {selectorsPerProfile: 10}\n" +
+		"upgrade: {fargateNodesBehind: allow}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +32,9 @@ func TestParse(t *testing.T) {
 		Limits: fargate.Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 10, LabelsPerSelector: 5}}
 	if diff := cmp.Diff(want, s.Fargate); diff != "" {
 		t.Errorf("fargate settings (-want +got):\n%s", diff)
+	}
+	if s.Upgrade.RefuseFargateBehind {
+		t.Error("upgrade.fargateNodesBehind: allow left RefuseFargateBehind set")
 	}
 	if n := len(s.Rules()); n != len(builtin.Rules())-2 {
 		t.Errorf("%d rules left, want %d", n, len(builtin.Rules())-2)
@@ -73,6 +78,9 @@ func TestParseDefaults(t *testing.T) {
 	if diff := cmp.Diff(fargate.DefaultSettings(), s.Fargate); diff != "" {
 		t.Errorf("an empty file must give the default settings (-want +got):\n%s", diff)
 	}
+	if s.Upgrade != eks.DefaultUpgradePolicy {
+		t.Errorf("upgrade policy %+v, want the default %+v", s.Upgrade, eks.DefaultUpgradePolicy)
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -88,6 +96,7 @@ func TestParseErrors(t *testing.T) {
 		"disable: [FG999]\nseverity: {FG030: x}\n": `unknown severity "x"`,
 		"azChoice: roundrobin\n":                   `azChoice: "roundrobin" is not an AZ choice model`,
 		"limits: {labelsPerSelector: 0}\n":         `limits.labelsPerSelector: must be at least 1`,
+		"upgrade: {fargateNodesBehind: warn}\n":    `upgrade.fargateNodesBehind: "warn" is not refuse or allow`,
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -160,5 +169,8 @@ func TestREADMESettings(t *testing.T) {
 	}
 	if diff := cmp.Diff(fargate.DefaultSettings().Limits, s.Fargate.Limits); diff != "" {
 		t.Errorf("the README's limits are not the defaults it says they are (-want +got):\n%s", diff)
+	}
+	if s.Upgrade != eks.DefaultUpgradePolicy {
+		t.Errorf("the README's upgrade policy is not the default it says it is: %+v", s.Upgrade)
 	}
 }

@@ -167,3 +167,17 @@ func DefaultTarget(now time.Time) string {
 	}
 	return vs[0].Minor
 }
+
+// UpgradePolicy is what EKS refuses before a control-plane version update
+// where AWS's behaviour is unconfirmed. The emulator's EKS API applies it,
+// and fargatekit's upgrade planning reports by it.
+type UpgradePolicy struct {
+	// RefuseFargateBehind refuses an update while Fargate pods run on
+	// kubelets older than the control plane. EKS documents that they must be
+	// recreated first; whether UpdateClusterVersion refuses (as it does for
+	// node groups) or lets them fall further behind is unconfirmed.
+	RefuseFargateBehind bool
+}
+
+// DefaultUpgradePolicy refuses, as EKS does for node groups.
+var DefaultUpgradePolicy = UpgradePolicy{RefuseFargateBehind: true}

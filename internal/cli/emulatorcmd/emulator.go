@@ -77,7 +77,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			if err := emulator.Up(cmd.Context(), o); err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "EKS cluster %q (Kubernetes %s, %s) is up, state in %s.\n\n", o.Config.Metadata.Name, o.Config.KubernetesVersion, o.Config.Metadata.Region, o.StateDir)
+			fmt.Fprintf(s.Out, "EKS cluster %q (Kubernetes %s, %s) is up, state in %s.\n\n", o.Config.Metadata.Name, o.KubernetesVersion(), o.Config.Metadata.Region, o.StateDir)
 			for _, l := range envLines(o) {
 				fmt.Fprintln(s.Out, "  "+l)
 			}
@@ -165,7 +165,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				return emulator.RunDaemon(ctx, emulator.DaemonOptions{
-					Config: o.Config, Settings: o.Settings.Fargate, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
+					Config: o.Config, Settings: o.Settings.Fargate, Upgrade: o.Settings.Upgrade, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
 					EKSAddr: fmt.Sprintf("127.0.0.1:%d", o.EKSPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", o.WebhookPort), EgressSocket: o.EgressSocket(),
 				})
 			}},

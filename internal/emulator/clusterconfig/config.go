@@ -80,8 +80,39 @@ type NodeGroup struct {
 	AvailabilityZones []string `json:"availabilityZones"`
 	DesiredCapacity   int      `json:"desiredCapacity"`
 	InstanceType      string   `json:"instanceType"`
+	// MinSize and MaxSize bound DesiredCapacity (UpdateNodegroupConfig);
+	// MaxSize defaults to DesiredCapacity.
+	MinSize int `json:"minSize"`
+	MaxSize int `json:"maxSize"`
 	// KubeletVersion defaults to the cluster's version.
 	KubeletVersion string `json:"kubeletVersion"`
+	// ReleaseVersion is the AMI release, "1.35.0-20261101"; it defaults to
+	// the newest of KubeletVersion (LatestRelease).
+	ReleaseVersion string `json:"releaseVersion"`
+}
+
+// ReleaseDate is the date of every Kubernetes version's newest AMI release
+// in the emulator: EKS publishes a release about every two weeks, and the
+// emulator knows one per version.
+const ReleaseDate = "20261101"
+
+// LatestRelease is the newest AMI release of a Kubernetes minor version in
+// the emulator, "1.35.0-20261101": EKS accepts only the newest release of a
+// version for managed node groups.
+func LatestRelease(minor string) string { return minor + ".0-" + ReleaseDate }
+
+// releaseRE is the form of an AMI release version: the Kubernetes version
+// with its patch, a dash and the build date.
+var releaseRE = regexp.MustCompile(`^(1\.[0-9]+)\.[0-9]+-[0-9]{8}$`)
+
+// ReleaseMinor returns the Kubernetes minor version of an AMI release
+// version, and whether it has the form of one.
+func ReleaseMinor(release string) (string, bool) {
+	m := releaseRE.FindStringSubmatch(release)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // Profile is a Fargate profile of the configuration.
@@ -105,6 +136,16 @@ type Timings struct {
 	ProfileCreate   Duration `json:"profileCreate"`
 	ProfileDelete   Duration `json:"profileDelete"`
 	FargatePodStart Duration `json:"fargatePodStart"`
+	// ClusterUpdate is how long a control-plane version update takes.
+	ClusterUpdate Duration `json:"clusterUpdate"`
+	// NodegroupCreate and NodegroupDelete are how long a node group takes to
+	// become ACTIVE and to disappear.
+	NodegroupCreate Duration `json:"nodegroupCreate"`
+	NodegroupDelete Duration `json:"nodegroupDelete"`
+	// NodegroupDrain is how long a node group update keeps evicting a
+	// node's pods before it fails with PodEvictionFailure (15 minutes on
+	// EKS).
+	NodegroupDrain Duration `json:"nodegroupDrain"`
 }
 
 // Duration is a time.Duration written as "90s" or "3m".
@@ -129,8 +170,16 @@ func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String()
 
 // Presets of Timings.
 var (
-	Fast      = Timings{Preset: "fast", ProfileCreate: Duration{2 * time.Second}, ProfileDelete: Duration{2 * time.Second}}
-	Realistic = Timings{Preset: "realistic", ProfileCreate: Duration{3 * time.Minute}, ProfileDelete: Duration{5 * time.Minute}, FargatePodStart: Duration{45 * time.Second}}
+	Fast = Timings{
+		Preset: "fast", ProfileCreate: Duration{2 * time.Second}, ProfileDelete: Duration{2 * time.Second},
+		ClusterUpdate: Duration{3 * time.Second}, NodegroupCreate: Duration{2 * time.Second}, NodegroupDelete: Duration{2 * time.Second},
+		NodegroupDrain: Duration{10 * time.Second},
+	}
+	Realistic = Timings{
+		Preset: "realistic", ProfileCreate: Duration{3 * time.Minute}, ProfileDelete: Duration{5 * time.Minute}, FargatePodStart: Duration{45 * time.Second},
+		ClusterUpdate: Duration{8 * time.Minute}, NodegroupCreate: Duration{3 * time.Minute}, NodegroupDelete: Duration{4 * time.Minute},
+		NodegroupDrain: Duration{15 * time.Minute},
+	}
 )
 
 // ClusterARN is the cluster's ARN.
@@ -245,6 +294,12 @@ func (c *Config) setDefaults() {
 		if ng.DesiredCapacity == 0 {
 			ng.DesiredCapacity = 2
 		}
+		if ng.MaxSize == 0 {
+			ng.MaxSize = max(ng.DesiredCapacity, 1)
+		}
+		if ng.ReleaseVersion == "" {
+			ng.ReleaseVersion = LatestRelease(ng.KubeletVersion)
+		}
 	}
 	for i := range c.FargateProfiles {
 		if len(c.FargateProfiles[i].Subnets) == 0 {
@@ -262,6 +317,10 @@ func (c *Config) setDefaults() {
 		{&c.Timings.ProfileCreate, &preset.ProfileCreate},
 		{&c.Timings.ProfileDelete, &preset.ProfileDelete},
 		{&c.Timings.FargatePodStart, &preset.FargatePodStart},
+		{&c.Timings.ClusterUpdate, &preset.ClusterUpdate},
+		{&c.Timings.NodegroupCreate, &preset.NodegroupCreate},
+		{&c.Timings.NodegroupDelete, &preset.NodegroupDelete},
+		{&c.Timings.NodegroupDrain, &preset.NodegroupDrain},
 	} {
 		if f.field.Duration == 0 {
 			*f.field = *f.def
@@ -323,8 +382,14 @@ func (c *Config) Validate() error {
 				bad(field+".availabilityZones", "%q is not one of availabilityZones", az)
 			}
 		}
-		if ng.DesiredCapacity < 0 {
-			bad(field+".desiredCapacity", "must not be negative")
+		if ng.MinSize < 0 || ng.DesiredCapacity < ng.MinSize || ng.DesiredCapacity > ng.MaxSize {
+			bad(field, "minSize %d, desiredCapacity %d and maxSize %d must be 0 ≤ minSize ≤ desiredCapacity ≤ maxSize", ng.MinSize, ng.DesiredCapacity, ng.MaxSize)
+		}
+		if m, ok := ReleaseMinor(ng.ReleaseVersion); !ok || m != ng.KubeletVersion {
+			bad(field+".releaseVersion", "%q is not an AMI release of Kubernetes %s, such as %s", ng.ReleaseVersion, ng.KubeletVersion, LatestRelease(ng.KubeletVersion))
+		}
+		if slices.ContainsFunc(c.NodeGroups[:i], func(o NodeGroup) bool { return o.Name == ng.Name }) {
+			bad(field+".name", "%q is the name of another node group", ng.Name)
 		}
 	}
 	for i, p := range c.FargateProfiles {

@@ -40,6 +40,12 @@ timings: {preset: realistic, profileCreate: 10s}
 	if c.Timings.ProfileCreate.Duration != 10*time.Second || c.Timings.ProfileDelete.Duration != 5*time.Minute {
 		t.Errorf("timings %+v: explicit fields win over the preset", c.Timings)
 	}
+	if ng := c.NodeGroups[0]; ng.MaxSize != 2 || ng.ReleaseVersion != "1.35.0-"+ReleaseDate {
+		t.Errorf("node group defaults: maxSize %d release %s", ng.MaxSize, ng.ReleaseVersion)
+	}
+	if c.Timings.NodegroupDrain.Duration != 15*time.Minute || c.Timings.ClusterUpdate.Duration != 8*time.Minute {
+		t.Errorf("realistic upgrade timings %+v", c.Timings)
+	}
 	if len(c.FargateProfiles[0].Subnets) != 3 {
 		t.Errorf("profile subnets default to the private subnets: %v", c.FargateProfiles[0].Subnets)
 	}
@@ -58,6 +64,10 @@ func TestParseErrors(t *testing.T) {
 		"timings: {profileCreate: soon}\n":                                                            "duration",
 		"colour: blue\n":                                                                              "unknown field",
 		"vpc: {cidr: 10.0.0.0/16, subnets: {private: {us-east-1a: {id: s, cidr: 192.168.0.0/24}}}}\n": "not inside the VPC",
+		"managedNodeGroups: [{name: ng, desiredCapacity: 3, maxSize: 2}]\n":                           "managedNodeGroups[0]: minSize 0, desiredCapacity 3 and maxSize 2 must be",
+		"managedNodeGroups: [{name: ng, kubeletVersion: '1.34', releaseVersion: 1.35.0-20261101}]\n":  `managedNodeGroups[0].releaseVersion: "1.35.0-20261101" is not an AMI release of Kubernetes 1.34`,
+		"managedNodeGroups: [{name: ng, releaseVersion: latest}]\n":                                   `managedNodeGroups[0].releaseVersion: "latest"`,
+		"managedNodeGroups: [{name: ng}, {name: ng}]\n":                                               `managedNodeGroups[1].name: "ng" is the name of another node group`,
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {

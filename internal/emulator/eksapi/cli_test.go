@@ -26,55 +26,10 @@ import (
 // (which polls every 10 s: the profile is ACTIVE by its first or second
 // poll), describe, and a refused create.
 func TestIntegrationAWSCLI(t *testing.T) {
-	awsCLI, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
-	}
 	cfg := clusterconfig.Default()
 	cfg.Timings.ProfileCreate.Duration = 500 * time.Millisecond
 	cfg.Timings.ProfileDelete.Duration = 500 * time.Millisecond
-	store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(clock.RealClock{}), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := eksapi.NewServer(cfg, store, fakeCluster{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := srv.Serve(ctx, ln); err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	defer func() { cancel(); wg.Wait() }()
-	endpoint := "http://" + ln.Addr().String()
-
-	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"),
-	)
-	run := func(args ...string) (string, string, error) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, awsCLI, append([]string{"--endpoint-url", endpoint, "--output", "json"}, args...)...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	run := awsCLI(t, cfg)
 	type profile struct {
 		FargateProfile struct {
 			FargateProfileName string           `json:"fargateProfileName"`
@@ -133,5 +88,133 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	}
 	if want := "An error occurred (ResourceInUseException) when calling the CreateFargateProfile operation: A Fargate Profile already exists with this name in this cluster."; !strings.Contains(stderr, want) {
 		t.Errorf("second create: stderr %q does not say %q", stderr, want)
+	}
+}
+
+// awsCLI serves the API of cfg's cluster, on the real clock, over a real
+// loopback listener (Server.Serve) and returns a function that runs the AWS
+// CLI (v1 or v2) against it.
+func awsCLI(t *testing.T, cfg *clusterconfig.Config) func(args ...string) (string, string, error) {
+	t.Helper()
+	awsCLI, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
+	}
+	store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(clock.RealClock{}), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := eksapi.NewServer(cfg, store, &fakeCluster{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ctx, ln); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	endpoint := "http://" + ln.Addr().String()
+
+	home := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
+		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"),
+	)
+	return func(args ...string) (string, string, error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, awsCLI, append([]string{"--endpoint-url", endpoint, "--output", "json"}, args...)...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+}
+
+// TestIntegrationAWSCLIUpgrade updates the control plane and a node group
+// with the AWS CLI: update-cluster-version, its waiter, describe-update and
+// list-updates; create-nodegroup, its waiter, update-nodegroup-version (which
+// stays InProgress here: the node controller of the emulator finishes it)
+// and the error for a skipped minor version.
+func TestIntegrationAWSCLIUpgrade(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.KubernetesVersion = "1.34"
+	cfg.Timings.ClusterUpdate.Duration = 300 * time.Millisecond
+	cfg.Timings.NodegroupCreate.Duration = 300 * time.Millisecond
+	run := awsCLI(t, cfg)
+	must := func(args ...string) map[string]any {
+		t.Helper()
+		out, stderr, err := run(args...)
+		if err != nil {
+			t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, stderr)
+		}
+		var v map[string]any
+		if out != "" {
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
+		return v
+	}
+	field := func(v map[string]any, path ...string) any {
+		var cur any = v
+		for _, p := range path {
+			m, _ := cur.(map[string]any)
+			cur = m[p]
+		}
+		return cur
+	}
+
+	_, stderr, err := run("eks", "update-cluster-version", "--name", cluster, "--kubernetes-version", "1.36")
+	if want := "An error occurred (InvalidParameterException) when calling the UpdateClusterVersion operation: unsupported Kubernetes version"; err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("update to 1.36: %v, stderr %q, want %q", err, stderr, want)
+	}
+	up := must("eks", "update-cluster-version", "--name", cluster, "--kubernetes-version", "1.35")
+	id, _ := field(up, "update", "id").(string)
+	if st := field(up, "update", "status"); st != "InProgress" || id == "" {
+		t.Fatalf("update-cluster-version: %v", up)
+	}
+	time.Sleep(400 * time.Millisecond) // the CLI's waiter sleeps 30 s between polls
+	must("eks", "wait", "cluster-active", "--name", cluster)
+	if v := field(must("eks", "describe-cluster", "--name", cluster), "cluster", "version"); v != "1.35" {
+		t.Errorf("describe-cluster after the update: version %v", v)
+	}
+	if st := field(must("eks", "describe-update", "--name", cluster, "--update-id", id), "update", "status"); st != "Successful" {
+		t.Errorf("describe-update: status %v", st)
+	}
+	if ids := field(must("eks", "list-updates", "--name", cluster), "updateIds"); !cmp.Equal(ids, []any{id}) {
+		t.Errorf("list-updates: %v", ids)
+	}
+
+	must("eks", "create-nodegroup", "--cluster-name", cluster, "--nodegroup-name", "workers", "--kubernetes-version", "1.34",
+		"--node-role", "arn:aws:iam::111122223333:role/node", "--subnets", "subnet-private1", "subnet-private2",
+		"--scaling-config", "minSize=1,maxSize=3,desiredSize=2", "--instance-types", "m6i.large")
+	time.Sleep(400 * time.Millisecond)
+	must("eks", "wait", "nodegroup-active", "--cluster-name", cluster, "--nodegroup-name", "workers")
+	_, stderr, err = run("eks", "update-nodegroup-version", "--cluster-name", cluster, "--nodegroup-name", "workers", "--release-version", "1.35.0-20250101")
+	if want := "Requested Nodegroup release version 1.35.0-20250101 is invalid. Allowed release version is " + clusterconfig.LatestRelease("1.35"); err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("update-nodegroup-version to an old release: %v, stderr %q, want %q", err, stderr, want)
+	}
+	nu := must("eks", "update-nodegroup-version", "--cluster-name", cluster, "--nodegroup-name", "workers", "--force")
+	nid, _ := field(nu, "update", "id").(string)
+	d := must("eks", "describe-update", "--name", cluster, "--nodegroup-name", "workers", "--update-id", nid)
+	if st, typ := field(d, "update", "status"), field(d, "update", "type"); st != "InProgress" || typ != "VersionUpdate" {
+		t.Errorf("describe-update of the node group: %v", d)
+	}
+	if st := field(must("eks", "describe-nodegroup", "--cluster-name", cluster, "--nodegroup-name", "workers"), "nodegroup", "status"); st != "UPDATING" {
+		t.Errorf("describe-nodegroup during the update: status %v", st)
 	}
 }

@@ -27,6 +27,7 @@ type apiError struct {
 	Message            string
 	ClusterName        string
 	FargateProfileName string
+	NodegroupName      string
 }
 
 // Error formats the error the way the AWS SDKs print it: "Type: message".
@@ -165,6 +166,84 @@ func badRequest(format string, args ...any) *apiError {
 // API. Unconfirmed.
 func errUnknownOperation(method, path string) *apiError {
 	return newAPIError(typeNotFound, http.StatusNotFound, "", "", "No operation %s %s in this EKS API emulator.", method, path)
+}
+
+// errUnsupportedVersion answers a version EKS does not offer. Observed
+// (InvalidParameterException "unsupported Kubernetes version", in Terraform
+// logs of CreateCluster and UpdateClusterVersion quoted in public issues).
+func errUnsupportedVersion(cluster string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "unsupported Kubernetes version")
+}
+
+// errMinorStep answers an UpdateClusterVersion to anything but the next minor
+// version: the same, an older, or one further on. Observed
+// (InvalidParameterException, "from 1.22 to 1.25", "from 1.12 to 1.12" and
+// "from 1.25 to 1.24" quoted in public issues).
+func errMinorStep(cluster, from, to string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "Unsupported Kubernetes minor version update from %s to %s", from, to)
+}
+
+// errNodegroupsBehind answers an UpdateClusterVersion while managed node
+// groups are on an older version than the control plane. Observed
+// (fargate-facts §7, InvalidParameterException, names joined with commas).
+func errNodegroupsBehind(cluster, names, version string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "Update failed because of Nodegroups %s must be updated to match cluster version %s before updating cluster version", names, version)
+}
+
+// errFargateBehind answers an UpdateClusterVersion while Fargate pods run on
+// kubelets older than the control plane, when the upgrade policy says EKS
+// refuses it. Composed after errNodegroupsBehind (unconfirmed: EKS documents
+// that Fargate pods must be recreated first, not the error).
+func errFargateBehind(cluster, nodes, version string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "Update failed because of Fargate nodes %s must be updated to match cluster version %s before updating cluster version: recreate their pods", nodes, version)
+}
+
+// errUpdateInProgress answers an update while another of the same resource
+// is in progress. Composed (unconfirmed).
+func errUpdateInProgress(cluster, nodegroup, what string) *apiError {
+	return newAPIError(typeResourceInUse, http.StatusConflict, cluster, "", "Cannot update %s because an update is in progress", what).withNodegroup(nodegroup)
+}
+
+// errUpdateNotFound answers DescribeUpdate of an unknown ID. Composed after
+// errClusterNotFound (unconfirmed).
+func errUpdateNotFound(cluster, nodegroup, id string) *apiError {
+	return newAPIError(typeResourceNotFound, http.StatusNotFound, cluster, "", "No update found for ID: %s.", id).withNodegroup(nodegroup)
+}
+
+// errNodegroupNotFound answers for an unknown node group. Unconfirmed: the
+// text of moto and LocalStack.
+func errNodegroupNotFound(cluster, name string) *apiError {
+	return newAPIError(typeResourceNotFound, http.StatusNotFound, cluster, "", "No node group found for name: %s.", name).withNodegroup(name)
+}
+
+// errNodegroupExists answers a create whose name is taken. Unconfirmed: the
+// text of moto and LocalStack.
+func errNodegroupExists(cluster, name string) *apiError {
+	return newAPIError(typeResourceInUse, http.StatusConflict, cluster, "", "NodeGroup already exists with name %s and cluster name %s", name, cluster).withNodegroup(name)
+}
+
+// errNodegroupBusy answers an update or delete of a node group that is not
+// ACTIVE. Composed (unconfirmed).
+func errNodegroupBusy(cluster, name, status string) *apiError {
+	return newAPIError(typeResourceInUse, http.StatusConflict, cluster, "", "Nodegroup %s is in status %s", name, status).withNodegroup(name)
+}
+
+// errReleaseVersion answers an UpdateNodegroupVersion to a release that is
+// neither the newest of its Kubernetes version nor the current one. Observed
+// (fargate-facts §7, InvalidParameterException).
+func errReleaseVersion(cluster, name, requested, allowed string) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "Requested Nodegroup release version %s is invalid. Allowed release version is %s", requested, allowed).withNodegroup(name)
+}
+
+// nodegroupParameter is an InvalidParameterException about a node group,
+// with a composed text (unconfirmed).
+func nodegroupParameter(cluster, name, format string, args ...any) *apiError {
+	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", format, args...).withNodegroup(name)
+}
+
+func (e *apiError) withNodegroup(name string) *apiError {
+	e.NodegroupName = name
+	return e
 }
 
 // errServer is an internal failure (the state file cannot be written).

@@ -34,31 +34,78 @@ func FuzzCreateFargateProfile(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := eksapi.NewServer(cfg, store, fakeCluster{}).Handler()
+		h := eksapi.NewServer(cfg, store, &fakeCluster{}).Handler()
 		var req struct {
 			Name any `json:"fargateProfileName"`
 		}
 		_ = json.Unmarshal([]byte(body), &req)
 		name, _ := req.Name.(string)
 		const profiles = "/clusters/fargatekit/fargate-profiles"
-		for _, r := range []struct{ method, target, body string }{
+		send(t, h, []request{
 			{http.MethodPost, profiles, body},
 			{http.MethodPost, profiles, body},
 			{http.MethodGet, profiles + "/" + url.PathEscape(name), ""},
 			{http.MethodGet, profiles + "?maxResults=1", ""},
 			{http.MethodDelete, profiles + "/" + url.PathEscape(name), ""},
-		} {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest(r.method, "http://eks.test"+r.target, strings.NewReader(r.body)))
-			if w.Code >= 500 {
-				t.Fatalf("%s %s %q: %d %s", r.method, r.target, r.body, w.Code, w.Body)
-			}
-			if !json.Valid(w.Body.Bytes()) {
-				t.Fatalf("%s %s %q: the answer is not JSON: %s", r.method, r.target, r.body, w.Body)
-			}
-			if w.Code != http.StatusOK && w.Header().Get("x-amzn-errortype") == "" {
-				t.Fatalf("%s %s %q: %d without x-amzn-errortype", r.method, r.target, r.body, w.Code)
-			}
-		}
+		})
 	})
+}
+
+// FuzzNodegroupUpdates sends random CreateNodegroup, UpdateNodegroupConfig,
+// UpdateNodegroupVersion and UpdateClusterVersion bodies to a 1.34 cluster
+// with node group "system", then describes and lists: no answer may be a
+// 5xx, every answer is JSON and every error carries its type.
+func FuzzNodegroupUpdates(f *testing.F) {
+	for _, s := range []string{
+		`{"nodegroupName":"web","nodeRole":"arn:aws:iam::111122223333:role/n","subnets":["subnet-private1"],"scalingConfig":{"minSize":0,"maxSize":2,"desiredSize":1},"version":"1.33","releaseVersion":"1.33.1-20250101"}`,
+		`{"scalingConfig":{"desiredSize":3},"labels":{"addOrUpdateLabels":{"a":"b"},"removeLabels":["c"]}}`,
+		`{"version":"1.35","releaseVersion":"1.35.0-20261101","force":true}`,
+		`{"version":"1.34","clientRequestToken":"t"}`,
+		`{"scalingConfig":{"minSize":-1}}`, `{"version":1.34}`, `{"labels":[]}`, `{`, `null`, ``,
+	} {
+		f.Add(s)
+	}
+	cfg := clusterconfig.Default()
+	cfg.KubernetesVersion = "1.34"
+	cfg.NodeGroups = []clusterconfig.NodeGroup{{Name: "system", AvailabilityZones: cfg.AvailabilityZones, DesiredCapacity: 2, MaxSize: 3, InstanceType: "m6i.large", KubeletVersion: "1.34", ReleaseVersion: clusterconfig.LatestRelease("1.34")}}
+	f.Fuzz(func(t *testing.T, body string) {
+		store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(testingclock.NewFakeClock(t0)), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := eksapi.NewServer(cfg, store, &fakeCluster{}).Handler()
+		const c = "/clusters/fargatekit"
+		send(t, h, []request{
+			{http.MethodPost, c + "/node-groups", body},
+			{http.MethodPost, c + "/node-groups/system/update-config", body},
+			{http.MethodPost, c + "/node-groups/system/update-version", body},
+			{http.MethodPost, c + "/updates", body},
+			{http.MethodGet, c + "/node-groups/system", ""},
+			{http.MethodGet, c + "/node-groups?maxResults=1", ""},
+			{http.MethodGet, c + "/updates?nodegroupName=system", ""},
+			{http.MethodGet, c, ""},
+			{http.MethodDelete, c + "/node-groups/system", ""},
+		})
+	})
+}
+
+type request struct{ method, target, body string }
+
+// send sends the requests in turn: no answer may be a 5xx, every answer is
+// JSON and every error carries its type.
+func send(t *testing.T, h http.Handler, reqs []request) {
+	t.Helper()
+	for _, r := range reqs {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(r.method, "http://eks.test"+r.target, strings.NewReader(r.body)))
+		if w.Code >= 500 {
+			t.Fatalf("%s %s %q: %d %s", r.method, r.target, r.body, w.Code, w.Body)
+		}
+		if !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("%s %s %q: the answer is not JSON: %s", r.method, r.target, r.body, w.Body)
+		}
+		if w.Code != http.StatusOK && w.Header().Get("x-amzn-errortype") == "" {
+			t.Fatalf("%s %s %q: %d without x-amzn-errortype", r.method, r.target, r.body, w.Code)
+		}
+	}
 }

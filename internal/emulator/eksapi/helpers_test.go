@@ -30,23 +30,28 @@ const (
 	caPEM   = "-----BEGIN CERTIFICATE-----\nMIIBemulator\n-----END CERTIFICATE-----\n"
 )
 
-// fakeCluster is the emulator's side of DescribeCluster.
-type fakeCluster struct{}
+// fakeCluster is the emulator's side of DescribeCluster and
+// UpdateClusterVersion; fargate holds the Fargate nodes' kubelet versions.
+type fakeCluster struct{ fargate map[string]string }
 
-func (fakeCluster) Endpoint() string             { return "https://127.0.0.1:6443" }
-func (fakeCluster) CertificateAuthority() []byte { return []byte(caPEM) }
-func (fakeCluster) CreatedAt() time.Time         { return t0.Add(-time.Hour) }
+func (*fakeCluster) Endpoint() string             { return "https://127.0.0.1:6443" }
+func (*fakeCluster) CertificateAuthority() []byte { return []byte(caPEM) }
+func (*fakeCluster) CreatedAt() time.Time         { return t0.Add(-time.Hour) }
+func (f *fakeCluster) FargateKubelets(context.Context) (map[string]string, error) {
+	return f.fargate, nil
+}
 
 // env is a Store and Server of the default cluster, an httptest server of
 // the handler and an SDK client of it.
 type env struct {
-	cfg    *clusterconfig.Config
-	dir    string
-	clock  *testingclock.FakeClock
-	store  *eksapi.Store
-	server *eksapi.Server
-	url    string
-	client *eks.Client
+	cfg     *clusterconfig.Config
+	dir     string
+	clock   *testingclock.FakeClock
+	store   *eksapi.Store
+	cluster *fakeCluster
+	server  *eksapi.Server
+	url     string
+	client  *eks.Client
 }
 
 // newEnv sets up an env with a fake clock at t0 (opts may replace it);
@@ -78,7 +83,8 @@ func open(t testing.TB, cfg *clusterconfig.Config, dir string, clk *testingclock
 		t.Fatalf("NewStore: %v", err)
 	}
 	e.store = store
-	e.server = eksapi.NewServer(cfg, store, fakeCluster{})
+	e.cluster = &fakeCluster{}
+	e.server = eksapi.NewServer(cfg, store, e.cluster)
 	srv := httptest.NewServer(e.server.Handler())
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

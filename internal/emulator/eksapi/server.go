@@ -40,6 +40,9 @@ type ClusterInfo interface {
 	CertificateAuthority() []byte
 	// CreatedAt is when the cluster was created.
 	CreatedAt() time.Time
+	// FargateKubelets returns the Kubernetes minor version of the kubelet of
+	// every Fargate node, by node name.
+	FargateKubelets(ctx context.Context) (map[string]string, error)
 }
 
 // Server serves the EKS API of one cluster over a Store.
@@ -181,6 +184,24 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.describeProfile(w, seg[1], seg[3])
 	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "fargate-profiles" && m == http.MethodDelete:
 		s.deleteProfile(w, seg[1], seg[3])
+	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "updates" && m == http.MethodPost:
+		s.updateClusterVersion(w, r, seg[1])
+	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "updates" && m == http.MethodGet:
+		s.listUpdates(w, seg[1], query)
+	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "updates" && m == http.MethodGet:
+		s.describeUpdate(w, seg[1], seg[3], query)
+	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodPost:
+		s.createNodegroup(w, r, seg[1])
+	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodGet:
+		s.listNodegroups(w, seg[1], query)
+	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodGet:
+		s.describeNodegroup(w, seg[1], seg[3])
+	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodDelete:
+		s.deleteNodegroup(w, seg[1], seg[3])
+	case len(seg) == 5 && seg[0] == "clusters" && seg[2] == "node-groups" && seg[4] == "update-config" && m == http.MethodPost:
+		s.updateNodegroupConfig(w, r, seg[1], seg[3])
+	case len(seg) == 5 && seg[0] == "clusters" && seg[2] == "node-groups" && seg[4] == "update-version" && m == http.MethodPost:
+		s.updateNodegroupVersion(w, r, seg[1], seg[3])
 	default:
 		s.writeError(w, errUnknownOperation(r.Method, r.URL.EscapedPath()))
 	}
@@ -253,27 +274,35 @@ type createRequest struct {
 	Tags                map[string]string  `json:"tags"`
 }
 
-// decodeCreate reads a CreateFargateProfile body; an empty body is an empty
+// decodeBody reads a JSON request body into v; an empty body is an empty
 // request.
-func decodeCreate(body []byte) (createInput, *apiError) {
-	var req createRequest
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := json.Unmarshal(body, &req); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && te.Field != "" {
-				return createInput{}, badRequest("The request body is not valid: %s must be of type %s.", te.Field, jsonType(te.Type.Kind().String()))
-			}
-			return createInput{}, badRequest("The request body is not valid JSON.")
-		}
+func decodeBody(body []byte, v any) *apiError {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
 	}
-	return createInput{
-		Name:                req.FargateProfileName,
-		PodExecutionRoleARN: req.PodExecutionRoleArn,
-		Subnets:             req.Subnets,
-		Selectors:           req.Selectors,
-		ClientRequestToken:  req.ClientRequestToken,
-		Tags:                req.Tags,
-	}, nil
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return badRequest("The request body is not valid: %s must be of type %s.", te.Field, jsonType(te.Type.Kind().String()))
+		}
+		return badRequest("The request body is not valid JSON.")
+	}
+	return nil
+}
+
+// decode reads the request's JSON body into v, answering the error itself
+// when it cannot.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		s.writeError(w, badRequest("The request body cannot be read: %v.", err))
+		return false
+	}
+	if aerr := decodeBody(body, v); aerr != nil {
+		s.writeError(w, aerr)
+		return false
+	}
+	return true
 }
 
 func jsonType(kind string) string {
@@ -288,25 +317,19 @@ func jsonType(kind string) string {
 }
 
 func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, cluster string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err != nil {
-		s.writeError(w, badRequest("The request body cannot be read: %v.", err))
+	var req createRequest
+	if !s.decode(w, r, &req) || !s.checkCluster(w, cluster) {
 		return
 	}
-	in, aerr := decodeCreate(body)
-	if aerr != nil {
-		s.writeError(w, aerr)
-		return
-	}
-	if !s.checkCluster(w, cluster) {
-		return
-	}
-	p, err := s.store.create(in)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	s.writeJSON(w, toJSON(p))
+	p, err := s.store.create(createInput{
+		Name:                req.FargateProfileName,
+		PodExecutionRoleARN: req.PodExecutionRoleArn,
+		Subnets:             req.Subnets,
+		Selectors:           req.Selectors,
+		ClientRequestToken:  req.ClientRequestToken,
+		Tags:                req.Tags,
+	})
+	respond(s, w, p, err, toJSON)
 }
 
 func (s *Server) describeProfile(w http.ResponseWriter, cluster, name string) {
@@ -314,11 +337,7 @@ func (s *Server) describeProfile(w http.ResponseWriter, cluster, name string) {
 		return
 	}
 	p, err := s.store.profile(name)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	s.writeJSON(w, toJSON(p))
+	respond(s, w, p, err, toJSON)
 }
 
 func (s *Server) deleteProfile(w http.ResponseWriter, cluster, name string) {
@@ -326,11 +345,7 @@ func (s *Server) deleteProfile(w http.ResponseWriter, cluster, name string) {
 		return
 	}
 	p, err := s.store.delete(name)
-	if err != nil {
-		s.writeError(w, err)
-		return
-	}
-	s.writeJSON(w, toJSON(p))
+	respond(s, w, p, err, toJSON)
 }
 
 // page reads maxResults (1..100, default 100) and nextToken. Texts composed
@@ -382,6 +397,12 @@ func paginate(names []string, limit int, after string) ([]string, *string) {
 }
 
 func (s *Server) listProfiles(w http.ResponseWriter, cluster string, q url.Values) {
+	s.list(w, cluster, q, "fargateProfileNames", func() ([]string, error) { return s.store.names(), nil })
+}
+
+// list answers a List operation of a cluster's resources: a page of the
+// names all returns, under key, and the token of the next page.
+func (s *Server) list(w http.ResponseWriter, cluster string, q url.Values, key string, all func() ([]string, error)) {
 	limit, after, aerr := page(q)
 	if aerr != nil {
 		aerr.ClusterName = cluster
@@ -391,11 +412,13 @@ func (s *Server) listProfiles(w http.ResponseWriter, cluster string, q url.Value
 	if !s.checkCluster(w, cluster) {
 		return
 	}
-	names, next := paginate(s.store.names(), limit, after)
-	s.writeJSON(w, struct {
-		FargateProfileNames []string `json:"fargateProfileNames"`
-		NextToken           *string  `json:"nextToken"`
-	}{names, next})
+	names, err := all()
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	names, next := paginate(names, limit, after)
+	s.writeJSON(w, map[string]any{key: names, "nextToken": next})
 }
 
 func (s *Server) listClusters(w http.ResponseWriter, q url.Values) {
@@ -447,6 +470,7 @@ func (s *Server) describeCluster(w http.ResponseWriter, name string) {
 		return
 	}
 	c := s.cfg
+	cp := s.store.Cluster()
 	subnets := c.PrivateSubnetIDs()
 	for _, az := range c.AvailabilityZones {
 		if sn, ok := c.VPC.Subnets.Public[az]; ok {
@@ -460,7 +484,7 @@ func (s *Server) describeCluster(w http.ResponseWriter, name string) {
 		Name:      c.Metadata.Name,
 		Arn:       c.ClusterARN(),
 		CreatedAt: epochSeconds(s.cluster.CreatedAt()),
-		Version:   c.KubernetesVersion,
+		Version:   cp.Version,
 		Endpoint:  s.cluster.Endpoint(),
 		RoleArn:   fmt.Sprintf("arn:aws:iam::%s:role/%s-cluster-role", c.AccountID, c.Metadata.Name),
 		ResourcesVpcConfig: vpcConfigJSON{
@@ -471,12 +495,21 @@ func (s *Server) describeCluster(w http.ResponseWriter, name string) {
 			EndpointPrivateAccess: true,
 			PublicAccessCidrs:     []string{"0.0.0.0/0"},
 		},
-		Status:               "ACTIVE",
+		Status:               cp.Status,
 		CertificateAuthority: certificateJSON{Data: base64.StdEncoding.EncodeToString(s.cluster.CertificateAuthority())},
-		PlatformVersion:      PlatformVersion,
+		PlatformVersion:      cp.PlatformVersion,
 		Tags:                 map[string]string{},
 		Health:               Health{Issues: []Issue{}},
 	}})
+}
+
+// respond answers err, or v in the shape the API writes it.
+func respond[T, J any](s *Server, w http.ResponseWriter, v T, err error, shape func(T) J) {
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	s.writeJSON(w, shape(v))
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, v any) {
@@ -506,6 +539,9 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 	}
 	if e.FargateProfileName != "" {
 		body["fargateProfileName"] = e.FargateProfileName
+	}
+	if e.NodegroupName != "" {
+		body["nodegroupName"] = e.NodegroupName
 	}
 	data, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")

@@ -19,12 +19,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
 // StateFile is the name of the file, in the state directory, that holds the
-// Fargate profiles.
-const StateFile = "fargate-profiles.json"
+// cluster's version and updates, its node groups and Fargate profiles.
+const StateFile = "eks.json"
+
+// oldStateFile is StateFile of emulators made before node groups, which
+// held the profiles only; it is read when StateFile is missing.
+const oldStateFile = "fargate-profiles.json"
 
 // stateVersion is the format version of StateFile.
 const stateVersion = 1
@@ -88,29 +93,39 @@ func (p *ProfileState) clone() ProfileState {
 	return c
 }
 
-// stateFile is the JSON document of StateFile.
+// stateFile is the JSON document of StateFile. A file without
+// ControlPlane (written before node groups) gets the configuration's
+// control plane and node groups.
 type stateFile struct {
-	Version  int            `json:"version"`
-	Cluster  string         `json:"cluster"`
-	Profiles []ProfileState `json:"profiles"`
+	Version      int              `json:"version"`
+	Cluster      string           `json:"cluster"`
+	ControlPlane *ClusterState    `json:"controlPlane,omitempty"`
+	Nodegroups   []NodegroupState `json:"nodegroups"`
+	Updates      []UpdateState    `json:"updates"`
+	Profiles     []ProfileState   `json:"profiles"`
 }
 
 // change is one status change, delivered to OnChange listeners.
 type change struct{ name, from, to string }
 
-// Store is the cluster's Fargate profiles, persisted in a state directory.
-// It is safe for concurrent use.
+// Store is the cluster's EKS resources (its control plane version and
+// updates, node groups and Fargate profiles), persisted in a state
+// directory. It is safe for concurrent use.
 type Store struct {
 	cfg    *clusterconfig.Config
 	path   string
 	clock  clock.WithTicker
 	limits Limits
+	policy eks.UpgradePolicy
 	log    *slog.Logger
 
-	mu        sync.Mutex
-	profiles  []ProfileState // sorted by name
-	listeners []func(name, from, to string)
-	pending   []change // changes not yet delivered to listeners
+	mu         sync.Mutex
+	cluster    ClusterState
+	nodegroups []NodegroupState // sorted by name
+	updates    []UpdateState    // in creation order
+	profiles   []ProfileState   // sorted by name
+	listeners  []func(name, from, to string)
+	pending    []change // changes not yet delivered to listeners
 
 	// delivering is held by the goroutine delivering pending changes.
 	delivering sync.Mutex
@@ -126,14 +141,19 @@ func WithClock(c clock.WithTicker) Option { return func(s *Store) { s.clock = c 
 // WithLimits sets the quotas (default: DefaultLimits).
 func WithLimits(l Limits) Option { return func(s *Store) { s.limits = l } }
 
+// WithUpgradePolicy sets what UpdateClusterVersion refuses where EKS's
+// behaviour is unconfirmed (default: eks.DefaultUpgradePolicy).
+func WithUpgradePolicy(p eks.UpgradePolicy) Option { return func(s *Store) { s.policy = p } }
+
 // WithLogger sets the logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 
-// NewStore opens the Fargate profiles of cfg's cluster in dir, creating dir
-// if needed. On a fresh directory the profiles of cfg are created ACTIVE. A
-// state file that cannot be read is an error naming the file.
+// NewStore opens the EKS resources of cfg's cluster in dir, creating dir if
+// needed. On a fresh directory the control plane, node groups and profiles
+// of cfg are created ACTIVE. A state file that cannot be read is an error
+// naming the file.
 func NewStore(cfg *clusterconfig.Config, dir string, opts ...Option) (*Store, error) {
-	s := &Store{cfg: cfg, path: filepath.Join(dir, StateFile), clock: clock.RealClock{}, limits: DefaultLimits, log: slog.Default()}
+	s := &Store{cfg: cfg, path: filepath.Join(dir, StateFile), clock: clock.RealClock{}, limits: DefaultLimits, policy: eks.DefaultUpgradePolicy, log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -141,18 +161,28 @@ func NewStore(cfg *clusterconfig.Config, dir string, opts ...Option) (*Store, er
 		return nil, fmt.Errorf("creating the state directory: %w", err)
 	}
 	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = os.ReadFile(filepath.Join(dir, oldStateFile))
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		s.seed()
+		s.seedCluster()
 		if err := s.saveLocked(); err != nil {
 			return nil, err
 		}
 		return s, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the Fargate profiles: %w", err)
+		return nil, fmt.Errorf("reading the EKS state: %w", err)
 	}
-	if err := s.load(data); err != nil {
-		return nil, fmt.Errorf("reading the Fargate profiles from %s: %w", s.path, err)
+	seeded, err := s.load(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading the EKS state from %s: %w", s.path, err)
+	}
+	if seeded {
+		if err := s.saveLocked(); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -182,29 +212,45 @@ func (s *Store) seed() {
 	s.sort()
 }
 
-func (s *Store) load(data []byte) error {
+// SavedVersion returns the control plane's version recorded in the state
+// directory dir by a Store, or "" when there is none. It only reads.
+func SavedVersion(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return ""
+	}
+	var st stateFile
+	if json.Unmarshal(data, &st) != nil || st.ControlPlane == nil {
+		return ""
+	}
+	return st.ControlPlane.Version
+}
+
+// load reads a state file; seeded says the control plane and node groups
+// came from the configuration, the file being older than them.
+func (s *Store) load(data []byte) (seeded bool, err error) {
 	var st stateFile
 	if err := json.Unmarshal(data, &st); err != nil {
-		return err
+		return false, err
 	}
 	if st.Version != stateVersion {
-		return fmt.Errorf("format version %d, want %d", st.Version, stateVersion)
+		return false, fmt.Errorf("format version %d, want %d", st.Version, stateVersion)
 	}
 	if st.Cluster != s.cfg.Metadata.Name {
-		return fmt.Errorf("the profiles are those of cluster %q, not %q", st.Cluster, s.cfg.Metadata.Name)
+		return false, fmt.Errorf("the profiles are those of cluster %q, not %q", st.Cluster, s.cfg.Metadata.Name)
 	}
 	seen := map[string]bool{}
 	for i, p := range st.Profiles {
 		switch {
 		case p.Name == "":
-			return fmt.Errorf("profile %d has no name", i)
+			return false, fmt.Errorf("profile %d has no name", i)
 		case seen[p.Name]:
-			return fmt.Errorf("profile %q appears twice", p.Name)
+			return false, fmt.Errorf("profile %q appears twice", p.Name)
 		}
 		switch p.Status {
 		case fargate.StatusCreating, fargate.StatusActive, fargate.StatusDeleting, fargate.StatusCreateFailed, fargate.StatusDeleteFailed:
 		default:
-			return fmt.Errorf("profile %q has status %q", p.Name, p.Status)
+			return false, fmt.Errorf("profile %q has status %q", p.Name, p.Status)
 		}
 		seen[p.Name] = true
 		if p.Tags == nil {
@@ -216,7 +262,12 @@ func (s *Store) load(data []byte) error {
 	}
 	s.profiles = st.Profiles
 	s.sort()
-	return nil
+	if st.ControlPlane == nil {
+		s.seedCluster()
+		return true, nil
+	}
+	s.cluster, s.nodegroups, s.updates = *st.ControlPlane, st.Nodegroups, st.Updates
+	return false, s.checkLoaded()
 }
 
 func (s *Store) sort() {
@@ -226,14 +277,18 @@ func (s *Store) sort() {
 // saveLocked writes the profiles atomically: a temporary file in the same
 // directory, synced, then renamed over StateFile.
 func (s *Store) saveLocked() error {
-	data, err := json.MarshalIndent(stateFile{Version: stateVersion, Cluster: s.cfg.Metadata.Name, Profiles: s.profiles}, "", "  ")
+	cluster := s.cluster
+	data, err := json.MarshalIndent(stateFile{
+		Version: stateVersion, Cluster: s.cfg.Metadata.Name, ControlPlane: &cluster,
+		Nodegroups: s.nodegroups, Updates: s.updates, Profiles: s.profiles,
+	}, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding the Fargate profiles: %w", err)
+		return fmt.Errorf("encoding the EKS state: %w", err)
 	}
 	dir := filepath.Dir(s.path)
 	tmp, err := os.CreateTemp(dir, "."+StateFile+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("saving the Fargate profiles: %w", err)
+		return fmt.Errorf("saving the EKS state: %w", err)
 	}
 	_, werr := tmp.Write(append(data, '\n'))
 	if werr == nil {
@@ -247,12 +302,13 @@ func (s *Store) saveLocked() error {
 	}
 	if werr != nil {
 		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("saving the Fargate profiles to %s: %w", s.path, werr)
+		return fmt.Errorf("saving the EKS state to %s: %w", s.path, werr)
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync() // makes the rename durable where the OS supports it
 		_ = d.Close()
 	}
+	_ = os.Remove(filepath.Join(dir, oldStateFile)) // read, and now in StateFile
 	return nil
 }
 
@@ -315,7 +371,9 @@ func (s *Store) deliver() {
 
 // Tick applies the transitions due at now: CREATING profiles whose
 // Timings.ProfileCreate has elapsed since StatusSince become ACTIVE, DELETING
-// profiles whose Timings.ProfileDelete has elapsed are removed. Transitions
+// profiles whose Timings.ProfileDelete has elapsed are removed, and likewise
+// for the control plane's version update and node groups
+// (tickClusterLocked). Transitions
 // depend only on the stored StatusSince, so a restarted emulator continues
 // operations where they were. An error saving the state is returned, the
 // transitions are applied in memory all the same.
@@ -346,10 +404,10 @@ func (s *Store) tickLocked(now time.Time) (int, error) {
 		}
 		kept = append(kept, p)
 	}
-	if len(changes) == 0 {
+	s.profiles = kept
+	if !s.tickClusterLocked(now) && len(changes) == 0 {
 		return 0, nil
 	}
-	s.profiles = kept
 	s.pending = append(s.pending, changes...)
 	return len(changes), s.saveLocked()
 }

@@ -129,6 +129,9 @@ func TestCorruptState(t *testing.T) {
 		{"cluster", `{"version":1,"cluster":"prod"}`, `the profiles are those of cluster "prod", not "fargatekit"`},
 		{"duplicate", `{"version":1,"cluster":"fargatekit","profiles":[{"fargateProfileName":"a","status":"ACTIVE"},{"fargateProfileName":"a","status":"ACTIVE"}]}`, `profile "a" appears twice`},
 		{"status", `{"version":1,"cluster":"fargatekit","profiles":[{"fargateProfileName":"a","status":"READY"}]}`, `profile "a" has status "READY"`},
+		{"control plane version", `{"version":1,"cluster":"fargatekit","controlPlane":{"version":"one","status":"ACTIVE"}}`, `controlPlane.version: invalid Kubernetes version "one"`},
+		{"control plane update", `{"version":1,"cluster":"fargatekit","controlPlane":{"version":"1.34","status":"UPDATING"}}`, `controlPlane: status "UPDATING" with update "" to ""`},
+		{"node group status", `{"version":1,"cluster":"fargatekit","controlPlane":{"version":"1.34","status":"ACTIVE"},"nodegroups":[{"nodegroupName":"a","status":"READY"}]}`, `node group "a" has status "READY"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,5 +145,38 @@ func TestCorruptState(t *testing.T) {
 				t.Errorf("NewStore error %v, want one naming %s and saying %q", err, path, tt.want)
 			}
 		})
+	}
+}
+
+// TestOldStateFile reads the state file of an emulator made before node
+// groups (profiles only): its profiles are kept, the control plane and node
+// groups come from the configuration, and the state moves to StateFile.
+func TestOldStateFile(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"version":1,"cluster":"fargatekit","profiles":[{"fargateProfileName":"kept","status":"ACTIVE","selectors":[{"namespace":"a"}]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "fargate-profiles.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := clusterconfig.Default()
+	cfg.KubernetesVersion = "1.33"
+	cfg.NodeGroups = []clusterconfig.NodeGroup{{Name: "system", AvailabilityZones: cfg.AvailabilityZones, DesiredCapacity: 1, MaxSize: 1, InstanceType: "m6i.large", KubeletVersion: "1.33", ReleaseVersion: clusterconfig.LatestRelease("1.33")}}
+	s, err := eksapi.NewStore(cfg, dir, eksapi.WithClock(testingclock.NewFakeClock(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Profiles(); len(got) != 1 || got[0].Name != "kept" {
+		t.Errorf("profiles %v, want kept", got)
+	}
+	if got := s.Nodegroups(); len(got) != 1 || got[0].Name != "system" || got[0].Version != "1.33" || got[0].Status != eksapi.NodegroupActive {
+		t.Errorf("node groups %+v, want system at 1.33, ACTIVE", got)
+	}
+	if got := eksapi.SavedVersion(dir); got != "1.33" {
+		t.Errorf("SavedVersion = %q, want 1.33", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fargate-profiles.json")); !os.IsNotExist(err) {
+		t.Errorf("the old state file is still there: %v", err)
+	}
+	if got := eksapi.SavedVersion(t.TempDir()); got != "" {
+		t.Errorf("SavedVersion of an empty directory = %q", got)
 	}
 }

@@ -41,6 +41,9 @@ type Scheduler struct {
 	Settings fargate.Settings
 	// Profiles returns the ACTIVE profiles.
 	Profiles func() []fargate.Profile
+	// Version returns the control plane's Kubernetes minor version, which
+	// new Fargate nodes' kubelets run; nil: Config's.
+	Version func() string
 	// Rand picks subnets and addresses; seed it for repeatable runs.
 	Rand *rand.Rand
 
@@ -361,7 +364,7 @@ func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing) *corev1.
 			Allocatable: capacity,
 			Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip.String()}, {Type: corev1.NodeHostName, Address: name}},
 			NodeInfo: corev1.NodeSystemInfo{
-				KubeletVersion: "v" + s.Config.KubernetesVersion + ".0-eks-fargate", OperatingSystem: "linux", Architecture: "amd64",
+				KubeletVersion: "v" + s.version() + ".0-eks-fargate", OperatingSystem: "linux", Architecture: "amd64",
 			},
 		},
 	}
@@ -426,4 +429,11 @@ func StopProfilePods(ctx context.Context, client kubernetes.Interface, profile s
 		}
 	}
 	return nil
+}
+
+func (s *Scheduler) version() string {
+	if s.Version != nil {
+		return s.Version()
+	}
+	return s.Config.KubernetesVersion
 }

@@ -1,0 +1,218 @@
+package emulator_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	smithy "github.com/aws/smithy-go"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	fkeks "github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// TestIntegrationUpgrade rehearses an upgrade of examples/emulator/upgrade
+// (everything at 1.33) with the SDK, and each way EKS refuses or fails one
+// on the way: the control plane goes to 1.34; 1.35 is refused while the
+// node group is behind; the node group update fails with
+// PodEvictionFailure while a PodDisruptionBudget allows no disruption, and
+// succeeds once it allows one, the Deployment's pods moved to the new
+// nodes; 1.35 is refused while Fargate pods run 1.33 kubelets, and accepted
+// once they are recreated; a pod held Terminating by a finalizer fails the
+// next node group update, and a forced one goes through.
+func TestIntegrationUpgrade(t *testing.T) {
+	c := start(t, "upgrade")
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web", 2, nil))
+	c.deploy(deployment("default", "api", 2, nil))
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr(intstr.FromInt32(2)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+		},
+	}
+	if _, err := c.kube.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "web on Fargate, api on EC2", func() error {
+		return errors.Join(c.all("apps", "web", 2, "fargate:apps"), c.all("default", "api", 2, "ec2"))
+	})
+	if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.33", "fargate 1.33", "system 1.33", "system 1.33"}) {
+		t.Fatalf("kubelets at the start: %v", got)
+	}
+
+	// 1.33 → 1.34: nothing is behind.
+	c.updateCluster("1.34")
+	if _, err := c.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(c.name), Version: aws.String("1.35")}); !strings.Contains(errorText(err),
+		"InvalidParameterException: Update failed because of Nodegroups system must be updated to match cluster version 1.34 before updating cluster version") {
+		t.Fatalf("update to 1.35 with the node group behind: %v", err)
+	}
+
+	// The node group update cannot drain a node: the PDB allows no disruption.
+	failed := c.updateNodegroup("system", false)
+	if failed.Status != ekstypes.UpdateStatusFailed || len(failed.Errors) != 1 || failed.Errors[0].ErrorCode != ekstypes.ErrorCodePodEvictionFailure {
+		t.Fatalf("node group update under a PDB at 0 disruptions: %s %+v", failed.Status, failed.Errors)
+	}
+	if got := aws.ToString(failed.Errors[0].ErrorMessage); got != "Reached max retries while trying to evict pods from nodes in node group system" {
+		t.Errorf("PodEvictionFailure message: %q", got)
+	}
+	if v := c.nodegroupVersion("system"); v != "1.33" {
+		t.Errorf("node group version after the failed update: %s", v)
+	}
+	// Fixed: the PDB allows one pod down. The same update now goes through.
+	patch := []byte(`{"spec":{"minAvailable":1}}`)
+	if _, err := c.kube.PolicyV1().PodDisruptionBudgets("default").Patch(ctx, "api", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u := c.updateNodegroup("system", false); u.Status != ekstypes.UpdateStatusSuccessful {
+		t.Fatalf("node group update with a PDB allowing one disruption: %s %+v", u.Status, u.Errors)
+	}
+	if v := c.nodegroupVersion("system"); v != "1.34" {
+		t.Errorf("node group version after the update: %s", v)
+	}
+	eventually(t, time.Minute, "api on the new nodes", func() error {
+		if err := c.all("default", "api", 2, "ec2"); err != nil {
+			return err
+		}
+		if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.33", "fargate 1.33", "system 1.34", "system 1.34"}) {
+			return fmt.Errorf("kubelets %v", got)
+		}
+		return nil
+	})
+
+	// The Fargate pods still run 1.33 kubelets: recreated, they get 1.34.
+	if _, err := c.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(c.name), Version: aws.String("1.35")}); !strings.Contains(errorText(err), "Fargate nodes fargate-ip-") {
+		t.Fatalf("update to 1.35 with Fargate pods behind: %v", err)
+	}
+	c.restart("apps", "web")
+	eventually(t, time.Minute, "web recreated on 1.34 kubelets", func() error {
+		if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.34", "fargate 1.34", "system 1.34", "system 1.34"}) {
+			return fmt.Errorf("kubelets %v", got)
+		}
+		return c.all("apps", "web", 2, "fargate:apps")
+	})
+	c.updateCluster("1.35")
+
+	// A bare pod held Terminating by a finalizer keeps its node from draining.
+	nodes, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fkeks.NodegroupLabel + "=system"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("nodes of system: %v", err)
+	}
+	held := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "default", Finalizers: []string{"example.com/hold"}},
+		Spec:       corev1.PodSpec{NodeName: nodes.Items[0].Name, Containers: []corev1.Container{{Name: "c", Image: "public.ecr.aws/example/held:1"}}},
+	}
+	if _, err := c.kube.CoreV1().Pods("default").Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u := c.updateNodegroup("system", false); u.Status != ekstypes.UpdateStatusFailed || !slices.Contains(u.Errors[0].ResourceIds, nodes.Items[0].Name) {
+		t.Fatalf("node group update with a pod held by a finalizer: %s %+v", u.Status, u.Errors)
+	}
+	if p, err := c.kube.CoreV1().Pods("default").Get(ctx, "held", metav1.GetOptions{}); err != nil || p.DeletionTimestamp == nil {
+		t.Errorf("the held pod should be Terminating: %v %v", p, err)
+	}
+	if u := c.updateNodegroup("system", true); u.Status != ekstypes.UpdateStatusSuccessful {
+		t.Fatalf("forced node group update: %s %+v", u.Status, u.Errors)
+	}
+	if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.34", "fargate 1.34", "system 1.35", "system 1.35"}) {
+		t.Errorf("kubelets at the end: %v", got)
+	}
+	if _, err := c.kube.CoreV1().Pods("default").Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Error(err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// errorText is an SDK error as "Type: message".
+func errorText(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode() + ": " + ae.ErrorMessage()
+	}
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// kubelets lists the nodes as "<node group or fargate> <kubelet minor>",
+// sorted, leaving out cordoned nodes.
+func (c *cluster) kubelets() []string {
+	c.t.Helper()
+	nodes, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		group := n.Labels[fkeks.NodegroupLabel]
+		if n.Labels[fargate.ComputeTypeLabel] == "fargate" {
+			group = "fargate"
+		}
+		v, _ := fkeks.ParseMinor(n.Status.NodeInfo.KubeletVersion)
+		out = append(out, group+" "+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// updateCluster updates the control plane and waits for it with the SDK's
+// waiter.
+func (c *cluster) updateCluster(version string) {
+	c.t.Helper()
+	if _, err := c.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(c.name), Version: aws.String(version)}); err != nil {
+		c.t.Fatalf("update to %s: %v", version, err)
+	}
+	w := eks.NewClusterActiveWaiter(c.eks, func(o *eks.ClusterActiveWaiterOptions) { o.MinDelay, o.MaxDelay = 200*time.Millisecond, time.Second })
+	out, err := w.WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String(c.name)}, time.Minute)
+	if err != nil || aws.ToString(out.Cluster.Version) != version {
+		c.t.Fatalf("waiting for the update to %s: %v", version, err)
+	}
+}
+
+// updateNodegroup updates a node group to the control plane's version and
+// returns the update once it is no longer in progress.
+func (c *cluster) updateNodegroup(name string, force bool) *ekstypes.Update {
+	c.t.Helper()
+	out, err := c.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(c.name), NodegroupName: aws.String(name), Force: force})
+	if err != nil {
+		c.t.Fatalf("update of node group %s: %v", name, err)
+	}
+	var u *ekstypes.Update
+	eventually(c.t, 2*time.Minute, "the node group update ends", func() error {
+		d, err := c.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String(c.name), NodegroupName: aws.String(name), UpdateId: out.Update.Id})
+		if err != nil {
+			return err
+		}
+		if u = d.Update; u.Status == ekstypes.UpdateStatusInProgress {
+			return errors.New("in progress")
+		}
+		return nil
+	})
+	return u
+}
+
+func (c *cluster) nodegroupVersion(name string) string {
+	c.t.Helper()
+	out, err := c.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(c.name), NodegroupName: aws.String(name)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return aws.ToString(out.Nodegroup.Version)
+}
