@@ -16,6 +16,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/spreadcmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/cli/upgradecmd"
 )
 
 // Version is set at build time with -ldflags "-X github.com/fargatekit/fargatekit/internal/cli.Version=...".
@@ -76,6 +77,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
 	return cmd
 }

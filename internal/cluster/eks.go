@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/upgrade"
 )
 
 // EKS reads a cluster and its Fargate profiles from the EKS API, and the
@@ -71,17 +72,52 @@ func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
 	return &EKS{Client: client, EC2: ec2Client, Cluster: name, Region: cfg.Region}, nil
 }
 
-// Describe returns the cluster's API server endpoint and VPC.
-func (e *EKS) Describe(ctx context.Context) (endpoint, vpcID string, err error) {
+// Description is what DescribeCluster says of the cluster.
+type Description struct {
+	// Endpoint is the API server's URL.
+	Endpoint string
+	VPCID    string
+	// Version is the control plane's minor version.
+	Version string
+}
+
+// Describe describes the cluster.
+func (e *EKS) Describe(ctx context.Context) (Description, error) {
 	out, err := e.Client.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(e.Cluster)})
 	if err != nil {
-		return "", "", e.explain("eks:DescribeCluster", err)
+		return Description{}, e.explain("eks:DescribeCluster", err)
 	}
 	c := out.Cluster
+	d := Description{Endpoint: aws.ToString(c.Endpoint), Version: aws.ToString(c.Version)}
 	if c.ResourcesVpcConfig != nil {
-		vpcID = aws.ToString(c.ResourcesVpcConfig.VpcId)
+		d.VPCID = aws.ToString(c.ResourcesVpcConfig.VpcId)
 	}
-	return aws.ToString(c.Endpoint), vpcID, nil
+	return d, nil
+}
+
+// Nodegroups returns the cluster's managed node groups, sorted by name.
+func (e *EKS) Nodegroups(ctx context.Context) ([]upgrade.Nodegroup, error) {
+	var out []upgrade.Nodegroup
+	pages := eks.NewListNodegroupsPaginator(e.Client, &eks.ListNodegroupsInput{ClusterName: aws.String(e.Cluster)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, e.explain("eks:ListNodegroups", err)
+		}
+		for _, name := range page.Nodegroups {
+			d, err := e.Client.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(e.Cluster), NodegroupName: aws.String(name)})
+			var nf *ekstypes.ResourceNotFoundException
+			if errors.As(err, &nf) {
+				continue // deleted between the list and now
+			}
+			if err != nil {
+				return nil, e.explain("eks:DescribeNodegroup", err)
+			}
+			ng := d.Nodegroup
+			out = append(out, upgrade.Nodegroup{Name: name, Version: aws.ToString(ng.Version), ReleaseVersion: aws.ToString(ng.ReleaseVersion)})
+		}
+	}
+	return out, nil
 }
 
 // SameEndpoint reports whether two API server URLs name the same server:

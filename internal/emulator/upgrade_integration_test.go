@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,6 +53,32 @@ func TestIntegrationUpgrade(t *testing.T) {
 	if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.33", "fargate 1.33", "system 1.33", "system 1.33"}) {
 		t.Fatalf("kubelets at the start: %v", got)
 	}
+	env := c.env()
+	// The plan foresees the failed drain: api's PDB allows no disruption.
+	eventually(t, 30*time.Second, "the PDB's status", func() error {
+		p, err := c.kube.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "api", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.ObservedGeneration == 0 {
+			return errors.New("not observed yet")
+		}
+		return nil
+	})
+	plan := c.upgradePlan(env, "1.35")
+	if len(plan.Hops) != 2 || plan.From != "1.33" || !plan.Blocked {
+		t.Fatalf("plan at the start: %+v", plan)
+	}
+	if got := plan.Hops[0].issues(); !slices.Contains(got, "blocker drain-blocked PodDisruptionBudget default/api") || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "behind") }) {
+		t.Errorf("first hop's issues: %v", got)
+	}
+	if got := plan.Hops[0].commands(); !slices.Contains(got, "aws eks update-cluster-version --name upgrade --kubernetes-version 1.34") ||
+		!slices.Contains(got, "aws eks update-nodegroup-version --cluster-name upgrade --nodegroup-name system --kubernetes-version 1.34") {
+		t.Errorf("first hop's commands: %v", got)
+	}
+	if _, _, code := c.fargatekit(env, "upgrade", "check"); code != 1 {
+		t.Errorf("upgrade check with the PDB at 0 disruptions: exit %d, want 1", code)
+	}
 
 	// 1.33 → 1.34: nothing is behind.
 	c.updateCluster("1.34")
@@ -92,7 +119,12 @@ func TestIntegrationUpgrade(t *testing.T) {
 		return nil
 	})
 
-	// The Fargate pods still run 1.33 kubelets: recreated, they get 1.34.
+	// The Fargate pods still run 1.33 kubelets: the plan says so, and EKS
+	// refuses; recreated, they get 1.34.
+	plan = c.upgradePlan(env, "1.35")
+	if got := plan.Hops[0].issues(); !slices.Equal(got, []string{"blocker fargate-behind Deployment apps/web"}) {
+		t.Errorf("issues with the Fargate pods behind: %v", got)
+	}
 	if _, err := c.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(c.name), Version: aws.String("1.35")}); !strings.Contains(errorText(err), "Fargate nodes fargate-ip-") {
 		t.Fatalf("update to 1.35 with Fargate pods behind: %v", err)
 	}
@@ -103,6 +135,9 @@ func TestIntegrationUpgrade(t *testing.T) {
 		}
 		return c.all("apps", "web", 2, "fargate:apps")
 	})
+	if out, _, code := c.fargatekit(env, "upgrade", "check"); code != 0 {
+		t.Errorf("upgrade check with nothing behind: exit %d\n%s", code, out)
+	}
 	c.updateCluster("1.35")
 
 	// A bare pod held Terminating by a finalizer keeps its node from draining.
@@ -215,4 +250,48 @@ func (c *cluster) nodegroupVersion(name string) string {
 		c.t.Fatal(err)
 	}
 	return aws.ToString(out.Nodegroup.Version)
+}
+
+// upgradeJSON is the part of `upgrade plan -o json` the test reads.
+type upgradeJSON struct {
+	From, To string
+	Blocked  bool
+	Hops     []hopJSON
+	Errors   []string
+}
+
+type hopJSON struct {
+	From, To string
+	Issues   []struct{ Kind, Severity, Subject string }
+	Steps    []struct {
+		Title    string
+		Commands []string
+	}
+}
+
+func (h hopJSON) issues() []string {
+	var out []string
+	for _, i := range h.Issues {
+		out = append(out, i.Severity+" "+i.Kind+" "+i.Subject)
+	}
+	return out
+}
+
+func (h hopJSON) commands() []string {
+	var out []string
+	for _, s := range h.Steps {
+		out = append(out, s.Commands...)
+	}
+	return out
+}
+
+// upgradePlan runs `fargatekit upgrade plan --to version -o json`.
+func (c *cluster) upgradePlan(env []string, version string) upgradeJSON {
+	c.t.Helper()
+	out, errOut, code := c.fargatekit(env, "upgrade", "plan", "--to", version, "-o", "json")
+	var p upgradeJSON
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code != 0 || len(p.Errors) > 0 {
+		c.t.Fatalf("upgrade plan --to %s: exit %d, %v\n%s\n%s", version, code, err, out, errOut)
+	}
+	return p
 }

@@ -36,13 +36,18 @@ type Flags struct {
 	SettingsPath  string
 }
 
+// AddTargetFlags registers the flags that say how to reach the cluster.
+func AddTargetFlags(fl *pflag.FlagSet, t *cluster.Target) {
+	fl.StringVar(&t.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config)")
+	fl.StringVar(&t.Context, "context", "", "kubeconfig context (default: the current context)")
+	fl.StringVar(&t.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig context, as aws eks update-kubeconfig writes it)")
+	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION or the AWS profile's)")
+	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint, such as the emulator's (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
+}
+
 // Add registers the flags.
 func (f *Flags) Add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.Target.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config)")
-	fl.StringVar(&f.Target.Context, "context", "", "kubeconfig context (default: the current context)")
-	fl.StringVar(&f.Target.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig context, as aws eks update-kubeconfig writes it)")
-	fl.StringVar(&f.Target.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION or the AWS profile's)")
-	fl.StringVar(&f.Target.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint, such as the emulator's (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
+	AddTargetFlags(fl, &f.Target)
 	fl.StringVar(&f.TargetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: the minor after the cluster's)")
 	fl.DurationVar(&f.StuckAfter, "stuck-after", live.DefaultStuckAfter, "how long a pod may be Terminating before it is reported stuck")
 	fl.BoolVar(&f.Helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
@@ -199,14 +204,20 @@ func Read(ctx context.Context, conn *Connection, f *Flags) (*live.Snapshot, *clu
 	if e := conn.EKS; e != nil {
 		snap.Cluster.Name, snap.Cluster.Region = e.Cluster, e.Region
 		c.Name, c.Region = e.Cluster, e.Region
-		endpoint, vpc, err := e.Describe(ctx)
-		if err == nil && !cluster.SameEndpoint(endpoint, conn.Kube.Config.Host) {
+		d, err := e.Describe(ctx)
+		if err == nil && !cluster.SameEndpoint(d.Endpoint, conn.Kube.Config.Host) {
 			// Another cluster's profiles would judge these pods: refuse them.
 			err = fmt.Errorf("EKS cluster %q in %s serves %s, not the API server of context %q (%s): give the --cluster-name and --region of this cluster",
-				e.Cluster, e.Region, endpoint, conn.Kube.Context, conn.Kube.Config.Host)
+				e.Cluster, e.Region, d.Endpoint, conn.Kube.Context, conn.Kube.Config.Host)
 		}
 		if err == nil {
-			snap.Cluster.VPCID = vpc
+			snap.Cluster.VPCID = d.VPCID
+			if v, err := eks.ParseMinor(d.Version); err == nil {
+				// EKS's word on the control plane's version (the emulator's API
+				// server is the version it was built at, whatever the EKS API
+				// has updated it to).
+				snap.Cluster.Version, c.Version = v, v
+			}
 			snap.Profiles, err = e.Profiles(ctx)
 		}
 		if err != nil {

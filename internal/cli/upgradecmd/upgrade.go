@@ -1,0 +1,199 @@
+// Package upgradecmd implements `fargatekit upgrade`: the plan of an EKS
+// cluster's upgrade, one minor version at a time, and the check of its next
+// hop, read from the running cluster.
+package upgradecmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
+	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/cluster"
+	"github.com/fargatekit/fargatekit/internal/settings"
+	"github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/upgrade"
+)
+
+// flagpole holds the flags of plan and check.
+type flagpole struct {
+	target       cluster.Target
+	to           string
+	helm         bool
+	settingsPath string
+	output       string
+}
+
+func (f *flagpole) add(cmd *cobra.Command, formats string) {
+	fl := cmd.Flags()
+	scancmd.AddTargetFlags(fl, &f.target)
+	fl.StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
+	fl.BoolVar(&f.helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+formats)
+	settings.AddFlag(fl, &f.settingsPath)
+}
+
+// NewCommand returns the upgrade command.
+func NewCommand(s streams.Streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "upgrade",
+		Short: "Plan an EKS cluster's upgrade one minor version at a time, and check that the next step can go",
+		Long: "EKS moves a control plane one minor version at a time, and refuses to while a managed node group is\n" +
+			"on an older version; Fargate pods keep the kubelet they started with until they are recreated; a node\n" +
+			"group update drains its nodes through the Eviction API and fails when pods do not leave; and each\n" +
+			"version removes APIs. upgrade reads the running cluster (kubeconfig and EKS API, as scan does, never\n" +
+			"writing) and lays out the path. See docs/upgrade.md.",
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newPlan(s), newCheck(s))
+	return cmd
+}
+
+func newPlan(s streams.Streams) *cobra.Command {
+	f := &flagpole{}
+	cmd := &cobra.Command{
+		Use:   "plan [--to VERSION]",
+		Short: "Print the path to a later Kubernetes version: what blocks each hop, and its steps with their commands",
+		Long: "plan prints, for each minor version on the way: the blockers (node groups and Fargate pods behind the\n" +
+			"control plane, objects declared with API versions it removes, drains that will not finish because a\n" +
+			"PodDisruptionBudget allows no disruption or a pod is stuck Terminating) and the risks (pods without a\n" +
+			"controller, single replicas), then the steps in order with their aws and kubectl commands, and the\n" +
+			"support dates and price of the current and target versions. -o markdown writes it as a runbook for a\n" +
+			"change ticket; -o json is documented in docs/upgrade.md.\n\n" +
+			"Exit codes: 0 the plan was made; 2 the cluster could not be read, or part of it (the plan is printed\n" +
+			"from what was read).",
+		Example: "  # The cluster of the current kubeconfig context, to the next minor version\n" +
+			"  fargatekit upgrade plan\n\n" +
+			"  # Two versions on, as a runbook\n" +
+			"  fargatekit upgrade plan --to 1.35 -o markdown > upgrade.md",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, errs, err := run(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if err := write(s, f.output, p, errs); err != nil {
+				return err
+			}
+			if len(errs) > 0 {
+				return &streams.ExitError{Code: streams.ExitInvalid}
+			}
+			return nil
+		},
+	}
+	f.add(cmd, "text, json or markdown")
+	return cmd
+}
+
+func newCheck(s streams.Streams) *cobra.Command {
+	f := &flagpole{}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Exit 1 when the next hop of the upgrade is blocked, for CI",
+		Long: "check makes the plan (see upgrade plan) and prints the next hop's blockers and risks.\n\n" +
+			"Exit codes: 0 the next hop can go; 1 it is blocked; 2 the cluster could not be read, or part of it.",
+		Example: "  fargatekit upgrade check --to 1.35",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, errs, err := run(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			p.Hops = p.Hops[:1]
+			if err := write(s, f.output, p, errs); err != nil {
+				return err
+			}
+			switch {
+			case len(errs) > 0:
+				return &streams.ExitError{Code: streams.ExitInvalid}
+			case p.Hops[0].Blocked():
+				return &streams.ExitError{Code: streams.ExitFindings}
+			}
+			return nil
+		},
+	}
+	f.add(cmd, "text or json")
+	return cmd
+}
+
+// run reads the cluster and makes the plan. errs are what could not be read
+// (the plan is made from the rest); err means no plan.
+func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
+	switch f.output {
+	case "text", "json", "markdown":
+	default:
+		return nil, nil, fmt.Errorf("--output %q: want text, json or markdown", f.output)
+	}
+	set, err := settings.Resolve(f.settingsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	facts, errs, err := Read(ctx, f.target, f.helm)
+	if err != nil {
+		return nil, nil, err
+	}
+	facts.Policy, facts.Now = set.Upgrade, time.Now()
+	to := f.to
+	if to == "" {
+		to = eks.NextMinor(facts.Version)
+	}
+	p, err := upgrade.Build(*facts, to)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--to: %w", err)
+	}
+	return p, errs, nil
+}
+
+// Read reads what a plan needs: the control plane's version and the node
+// groups from the EKS API, the nodes, pods, workloads, PodDisruptionBudgets
+// and declared objects from the Kubernetes API. errs are what could not be
+// read; err means the cluster could not be read at all, or not its EKS API,
+// without which there is no plan.
+func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Facts, errs []error, err error) {
+	conn, err := scancmd.Connect(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if conn.EKS == nil {
+		return nil, nil, fmt.Errorf("an upgrade plan needs the EKS API: %s", conn.EKSError)
+	}
+	e := conn.EKS
+	d, err := e.Describe(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !cluster.SameEndpoint(d.Endpoint, conn.Kube.Config.Host) {
+		return nil, nil, fmt.Errorf("EKS cluster %q in %s serves %s, not the API server of context %q (%s): give the --cluster-name and --region of this cluster",
+			e.Cluster, e.Region, d.Endpoint, conn.Kube.Context, conn.Kube.Config.Host)
+	}
+	ngs, err := e.Nodegroups(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	read := cluster.ReadKube(ctx, conn.Client, conn.Dynamic, cluster.ReadOptions{Helm: helm})
+	facts = &upgrade.Facts{Cluster: e.Cluster, Version: d.Version, Nodegroups: ngs, Snapshot: &read.Snapshot}
+	for _, o := range read.Objects {
+		if pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget); ok {
+			facts.PDBs = append(facts.PDBs, pdb)
+		}
+	}
+	for _, dcl := range read.Declared {
+		facts.Declared = append(facts.Declared, declared(dcl))
+	}
+	return facts, read.Errors, nil
+}
+
+// declared names a last-applied configuration by its live object.
+func declared(d cluster.Declared) *object.Object {
+	if d.Live == (object.Ref{}) {
+		return d.Object
+	}
+	o := *d.Object
+	o.Ref.Namespace, o.Ref.Name = d.Live.Namespace, d.Live.Name
+	return &o
+}

@@ -1,0 +1,231 @@
+package upgrade
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fargatekit/fargatekit/pkg/eks"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/live"
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+var now = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+
+func node(name, group, kubelet string) corev1.Node {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+	n.Status.NodeInfo.KubeletVersion = kubelet
+	if group == "fargate" {
+		n.Labels[fargate.ComputeTypeLabel] = "fargate"
+	} else {
+		n.Labels[eks.NodegroupLabel] = group
+	}
+	return n
+}
+
+// deployment returns a Deployment and its pods, one per node.
+func deployment(ns, name string, replicas int32, nodes ...string) (*object.Object, []corev1.Pod) {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+		}},
+	}
+	obj := object.FromTyped(d, "apps/v1", "Deployment", object.Source{})
+	var pods []corev1.Pod
+	for i, n := range nodes {
+		ctrl := true
+		pods = append(pods, corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-" + string(rune('a'+i)), Namespace: ns, Labels: map[string]string{"app": name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: d.UID, Controller: &ctrl}}},
+			Spec:   corev1.PodSpec{NodeName: n},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		})
+	}
+	return obj, pods
+}
+
+func pdb(ns, name, app string, allowed int32) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed},
+	}
+}
+
+// facts is a cluster at 1.33: node group "old" at 1.32 and "current" at
+// 1.33; a Fargate workload on a 1.32 kubelet and one on 1.33; api (two
+// replicas under a PDB allowing none) on old; db (one replica) and cache
+// (two replicas under a PDB allowing one) on current; a bare pod and a pod
+// held by a finalizer on old.
+func facts() Facts {
+	snap := &live.Snapshot{Nodes: []corev1.Node{
+		node("old-1", "old", "v1.32.9-eks"), node("old-2", "old", "v1.32.9-eks"),
+		node("cur-1", "current", "v1.33.1-eks"),
+		node("fargate-ip-10-0-1-1.ec2.internal", "fargate", "v1.32.0-eks-fargate"),
+		node("fargate-ip-10-0-1-2.ec2.internal", "fargate", "v1.33.0-eks-fargate"),
+	}}
+	add := func(o *object.Object, pods []corev1.Pod) {
+		snap.Owners = append(snap.Owners, o)
+		snap.Pods = append(snap.Pods, pods...)
+	}
+	add(deployment("apps", "web", 1, "fargate-ip-10-0-1-1.ec2.internal"))
+	add(deployment("apps", "site", 1, "fargate-ip-10-0-1-2.ec2.internal"))
+	add(deployment("default", "api", 2, "old-1", "old-2"))
+	add(deployment("default", "db", 1, "cur-1"))
+	add(deployment("default", "cache", 2, "cur-1", "cur-1"))
+	bare := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: "old-1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	held := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "default", Finalizers: []string{"example.com/hold"}, DeletionTimestamp: &metav1.Time{Time: now}},
+		Spec: corev1.PodSpec{NodeName: "old-2"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	snap.Pods = append(snap.Pods, bare, held)
+	return Facts{
+		Cluster: "prod", Version: "1.33", Snapshot: snap, Now: now, Policy: eks.DefaultUpgradePolicy,
+		Nodegroups: []Nodegroup{{Name: "current", Version: "1.33"}, {Name: "old", Version: "1.32"}},
+		PDBs:       []*policyv1.PodDisruptionBudget{pdb("default", "api", "api", 0), pdb("default", "cache", "cache", 1)},
+	}
+}
+
+// issues renders a hop's issues as "severity kind subject".
+func issues(h Hop) []string {
+	var out []string
+	for _, i := range h.Issues {
+		out = append(out, string(i.Severity)+" "+i.Kind+" "+i.Subject)
+	}
+	return out
+}
+
+func titles(h Hop) []string {
+	var out []string
+	for _, s := range h.Steps {
+		out = append(out, s.Title)
+	}
+	return out
+}
+
+func TestBuild(t *testing.T) {
+	f := facts()
+	vac := object.FromTyped(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gold"}}, "storage.k8s.io/v1alpha1", "VolumeAttributesClass", object.Source{})
+	flow := object.FromTyped(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probes"}}, "flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", object.Source{File: "helm release kube-system/flows"})
+	later := object.FromTyped(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, "storagemigration.k8s.io/v1alpha1", "StorageVersionMigration", object.Source{})
+	f.Declared = []*object.Object{vac, flow, later}
+	p, err := Build(f, "1.35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Hops) != 2 || p.Hops[0].From != "1.33" || p.Hops[1].To != "1.35" {
+		t.Fatalf("hops %+v", p.Hops)
+	}
+	first, second := p.Hops[0], p.Hops[1]
+	want := []string{
+		"blocker removed-api FlowSchema probes", // removed in 1.32 already
+		"blocker nodegroup-behind node group old",
+		"blocker fargate-behind Deployment apps/web",
+		"blocker drain-blocked PodDisruptionBudget default/api",
+		"blocker pod-stuck-terminating Pod default/held",
+		"warning single-replica Deployment default/db",
+		"warning unmanaged-pod Pod default/debug",
+	}
+	if diff := cmp.Diff(want, issues(first)); diff != "" {
+		t.Errorf("first hop's issues (-want +got):\n%s", diff)
+	}
+	if !first.Blocked() {
+		t.Error("the first hop is not blocked")
+	}
+	wantSteps := []string{
+		"Migrate the objects whose API versions Kubernetes 1.34 removes",
+		"Update the node groups behind the control plane to 1.33",
+		"Recreate the Fargate pods on kubelets older than 1.33",
+		"Update the control plane to 1.34",
+		"Update the node groups to 1.34",
+		"Recreate the Fargate pods, so that they run kubelets of 1.34",
+	}
+	if diff := cmp.Diff(wantSteps, titles(first)); diff != "" {
+		t.Errorf("first hop's steps (-want +got):\n%s", diff)
+	}
+	// The second hop updates every node group again; cache's PDB allows one
+	// disruption (a near miss).
+	want = []string{
+		"blocker removed-api VolumeAttributesClass gold",
+		"blocker drain-blocked PodDisruptionBudget default/api",
+		"blocker pod-stuck-terminating Pod default/held",
+		"warning single-replica Deployment default/db",
+		"warning unmanaged-pod Pod default/debug",
+	}
+	if diff := cmp.Diff(want, issues(second)); diff != "" {
+		t.Errorf("second hop's issues (-want +got):\n%s", diff)
+	}
+	cmds := strings.Join(first.Steps[1].Commands, "\n")
+	if want := "aws eks update-nodegroup-version --cluster-name prod --nodegroup-name old --kubernetes-version 1.33\naws eks wait nodegroup-active --cluster-name prod --nodegroup-name old"; cmds != want {
+		t.Errorf("node group step:\n%s\nwant\n%s", cmds, want)
+	}
+	if got := first.Steps[2].Commands; len(got) != 1 || !strings.HasPrefix(got[0], "kubectl rollout restart -n apps deployment/web") {
+		t.Errorf("Fargate restarts before the update: %v (only web is behind)", got)
+	}
+	if got := first.Steps[5].Commands; len(got) != 2 {
+		t.Errorf("Fargate restarts after the update: %v (web and site)", got)
+	}
+	if p.Current.Phase != "extended" || p.Current.HourlyPrice != ExtendedHourly || p.Target.Phase != "standard" {
+		t.Errorf("support: current %+v target %+v", p.Current, p.Target)
+	}
+}
+
+// TestBuildClean: a cluster where everything is on the control plane's
+// version, no PDB blocks and the policy lets Fargate pods behind through.
+func TestBuildClean(t *testing.T) {
+	f := facts()
+	f.Nodegroups = []Nodegroup{{Name: "current", Version: "1.33"}}
+	f.PDBs = f.PDBs[1:]
+	f.Policy = eks.UpgradePolicy{}
+	var pods []corev1.Pod
+	for _, p := range f.Snapshot.Pods {
+		if !strings.HasPrefix(p.Spec.NodeName, "old-") {
+			pods = append(pods, p)
+		}
+	}
+	f.Snapshot.Pods = pods
+	p, err := Build(f, "1.34")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"warning fargate-behind Deployment apps/web", "warning single-replica Deployment default/db"}, issues(p.Hops[0])); diff != "" || p.Hops[0].Blocked() {
+		t.Errorf("issues (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for target, want := range map[string]string{
+		"1.33": "the cluster is on 1.33 already; the target 1.33 must be a later version",
+		"1.32": "must be a later version (EKS does not downgrade)",
+		"1.40": "EKS does not offer Kubernetes 1.40",
+		"next": "the target version: invalid Kubernetes version",
+	} {
+		if _, err := Build(facts(), target); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Build to %s: %v, want %q", target, err, want)
+		}
+	}
+}
+
+func TestSupportOf(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		at      time.Time
+		want    Support
+	}{
+		{"1.34", now, Support{Version: "1.34", EndOfStandard: "2026-12-02", EndOfExtended: "2027-12-02", Phase: "standard", HourlyPrice: StandardHourly}},
+		{"1.34", time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), Support{Version: "1.34", EndOfStandard: "2026-12-02", EndOfExtended: "2027-12-02", Phase: "extended", HourlyPrice: ExtendedHourly}},
+		{"1.28", now, Support{Version: "1.28", EndOfStandard: "2024-11-26", EndOfExtended: "2025-11-26", Phase: "unsupported"}},
+		{"1.99", now, Support{Version: "1.99", Phase: "unknown"}},
+	} {
+		if diff := cmp.Diff(tc.want, SupportOf(tc.version, tc.at)); diff != "" {
+			t.Errorf("SupportOf(%s, %s) (-want +got):\n%s", tc.version, tc.at.Format(time.DateOnly), diff)
+		}
+	}
+}
