@@ -32,7 +32,6 @@ type flagpole struct {
 func (f *flagpole) add(cmd *cobra.Command, formats string) {
 	fl := cmd.Flags()
 	scancmd.AddTargetFlags(fl, &f.target)
-	fl.StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
 	fl.BoolVar(&f.helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+formats)
 	settings.AddFlag(fl, &f.settingsPath)
@@ -87,6 +86,7 @@ func newPlan(s streams.Streams) *cobra.Command {
 		},
 	}
 	f.add(cmd, "text, json or markdown")
+	cmd.Flags().StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
 	return cmd
 }
 
@@ -95,16 +95,17 @@ func newCheck(s streams.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Exit 1 when the next hop of the upgrade is blocked, for CI",
-		Long: "check makes the plan (see upgrade plan) and prints the next hop's blockers and risks.\n\n" +
+		Long: "check plans the next hop, to the minor version after the cluster's (see upgrade plan), and prints it.\n\n" +
 			"Exit codes: 0 the next hop can go; 1 it is blocked; 2 the cluster could not be read, or part of it.",
-		Example: "  fargatekit upgrade check --to 1.35",
-		Args:    cobra.NoArgs,
+		Example: "  fargatekit upgrade check\n\n" +
+			"  # In a pipeline\n" +
+			"  fargatekit upgrade check -o json > next-hop.json",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, errs, err := run(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
-			p.Hops = p.Hops[:1]
 			if err := write(s, f.output, p, errs); err != nil {
 				return err
 			}
@@ -117,7 +118,7 @@ func newCheck(s streams.Streams) *cobra.Command {
 			return nil
 		},
 	}
-	f.add(cmd, "text or json")
+	f.add(cmd, "text, json or markdown")
 	return cmd
 }
 
