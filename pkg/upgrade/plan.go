@@ -223,7 +223,7 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 	cluster := a.f.Cluster
 	// Before the update: removed APIs; in the first hop, what is behind.
 	if mig := a.removedAPIs(&h, first); len(mig) > 0 {
-		h.Steps = append(h.Steps, Step{Title: fmt.Sprintf("Migrate the objects whose API versions Kubernetes %s removes", to), Commands: mig})
+		h.Steps = append(h.Steps, Step{Title: fmt.Sprintf("Migrate the objects declared with API versions Kubernetes %s does not serve", to), Commands: mig})
 	}
 	if first {
 		var behind []Nodegroup
@@ -288,7 +288,10 @@ func (a *analysis) removedAPIs(h *Hop, first bool) []string {
 		}
 		fix := fmt.Sprintf("rewrite %s with apiVersion %s and apply it again", subject(o.Ref), cmp.Or(api.Replacement, "(no replacement: remove it)"))
 		where := "its last-applied configuration"
-		if o.Source.File != "" {
+		switch {
+		case o.Source.Line > 0:
+			where = fmt.Sprintf("%s:%d", o.Source.File, o.Source.Line)
+		case o.Source.File != "":
 			where = o.Source.File
 		}
 		h.Issues = append(h.Issues, Issue{Kind: RemovedAPI, Severity: Blocker, Subject: subject(o.Ref),

@@ -140,7 +140,7 @@ func TestBuild(t *testing.T) {
 		t.Error("the first hop is not blocked")
 	}
 	wantSteps := []string{
-		"Migrate the objects whose API versions Kubernetes 1.34 removes",
+		"Migrate the objects declared with API versions Kubernetes 1.34 does not serve",
 		"Update the node groups behind the control plane to 1.33",
 		"Recreate the Fargate pods on kubelets older than 1.33",
 		"Update the control plane to 1.34",

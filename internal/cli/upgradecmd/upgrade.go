@@ -4,6 +4,7 @@
 package upgradecmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
+	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -24,9 +27,12 @@ import (
 type flagpole struct {
 	target       cluster.Target
 	to           string
+	from         string
 	helm         bool
 	settingsPath string
 	output       string
+	render       render.Options
+	paths        []string
 }
 
 func (f *flagpole) add(cmd *cobra.Command, formats string) {
@@ -56,7 +62,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 func newPlan(s streams.Streams) *cobra.Command {
 	f := &flagpole{}
 	cmd := &cobra.Command{
-		Use:   "plan [--to VERSION]",
+		Use:   "plan [--to VERSION] [PATH...]",
 		Short: "Print the path to a later Kubernetes version: what blocks each hop, and its steps with their commands",
 		Long: "plan prints, for each minor version on the way: the blockers (node groups and Fargate pods behind the\n" +
 			"control plane, objects declared with API versions it removes, drains that will not finish because a\n" +
@@ -64,14 +70,19 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"controller, single replicas), then the steps in order with their aws and kubectl commands, and the\n" +
 			"support dates and price of the current and target versions. -o markdown writes it as a runbook for a\n" +
 			"change ticket; -o json is documented in docs/upgrade.md.\n\n" +
-			"Exit codes: 0 the plan was made; 2 the cluster could not be read, or part of it (the plan is printed\n" +
-			"from what was read).",
+			"PATHs are manifests, Helm charts and kustomizations (as check reads them, rendered for the target\n" +
+			"version) whose removed API versions count too. With --from VERSION the cluster is not read: the plan\n" +
+			"is that of a cluster at VERSION whose node groups and Fargate pods are unknown, from the files alone.\n\n" +
+			"Exit codes: 0 the plan was made; 2 the cluster, part of it or a PATH could not be read (the plan is\n" +
+			"printed from what was read).",
 		Example: "  # The cluster of the current kubeconfig context, to the next minor version\n" +
 			"  fargatekit upgrade plan\n\n" +
 			"  # Two versions on, as a runbook\n" +
-			"  fargatekit upgrade plan --to 1.35 -o markdown > upgrade.md",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"  fargatekit upgrade plan --to 1.35 -o markdown > upgrade.md\n\n" +
+			"  # The manifests and charts of a repository, without a cluster\n" +
+			"  fargatekit upgrade plan --from 1.32 --to 1.34 deploy/ charts/web",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.paths = args
 			p, errs, err := run(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -87,6 +98,8 @@ func newPlan(s streams.Streams) *cobra.Command {
 	}
 	f.add(cmd, "text, json or markdown")
 	cmd.Flags().StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
+	cmd.Flags().StringVar(&f.from, "from", "", "plan from this version without reading a cluster (the PATHs only)")
+	f.render.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -122,8 +135,9 @@ func newCheck(s streams.Streams) *cobra.Command {
 	return cmd
 }
 
-// run reads the cluster and makes the plan. errs are what could not be read
-// (the plan is made from the rest); err means no plan.
+// run reads the cluster (unless --from) and the PATHs, and makes the plan.
+// errs are what could not be read (the plan is made from the rest); err
+// means no plan.
 func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	switch f.output {
 	case "text", "json", "markdown":
@@ -134,14 +148,29 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	facts, errs, err := Read(ctx, f.target, f.helm)
-	if err != nil {
+	var (
+		facts *upgrade.Facts
+		errs  []error
+	)
+	if f.from != "" {
+		from, err := eks.ParseMinor(f.from)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--from: %w", err)
+		}
+		facts = &upgrade.Facts{Cluster: cmp.Or(f.target.ClusterName, "CLUSTER"), Version: from}
+	} else if facts, errs, err = Read(ctx, f.target, f.helm); err != nil {
 		return nil, nil, err
 	}
 	facts.Policy, facts.Now = set.Upgrade, time.Now()
 	to := f.to
 	if to == "" {
 		to = eks.NextMinor(facts.Version)
+	}
+	if len(f.paths) > 0 {
+		f.render.Namespace, f.render.KubeVersion = "default", to
+		loader := &manifest.Loader{Skip: set.Ignored, Expand: f.render.Expand}
+		loader.Load(f.paths, func(o *object.Object) { facts.Declared = append(facts.Declared, o) },
+			func(e manifest.Error) { errs = append(errs, e) })
 	}
 	p, err := upgrade.Build(*facts, to)
 	if err != nil {
