@@ -6,6 +6,7 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -18,6 +19,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -68,7 +71,12 @@ type clusterInfo struct {
 
 // FargateKubelets reads the Fargate nodes' kubelet versions.
 func (c clusterInfo) FargateKubelets(ctx context.Context) (map[string]string, error) {
-	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fargate.ComputeTypeLabel + "=fargate"})
+	return c.kubelets(ctx, fargate.ComputeTypeLabel+"=fargate")
+}
+
+// kubelets reads the kubelet versions of the nodes a label selector selects.
+func (c clusterInfo) kubelets(ctx context.Context, selector string) (map[string]string, error) {
+	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +85,56 @@ func (c clusterInfo) FargateKubelets(ctx context.Context) (map[string]string, er
 		if v, err := eks.ParseMinor(n.Status.NodeInfo.KubeletVersion); err == nil {
 			out[n.Name] = v
 		}
+	}
+	return out, nil
+}
+
+// InsightFacts reads every node's kubelet version, and the deprecated APIs
+// clients requested from the API server's metrics.
+func (c clusterInfo) InsightFacts(ctx context.Context) (eksapi.InsightFacts, error) {
+	kubelets, err := c.kubelets(ctx, "")
+	if err != nil {
+		return eksapi.InsightFacts{}, err
+	}
+	metrics, err := c.client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return eksapi.InsightFacts{}, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	deprecated, err := deprecatedRequests(metrics)
+	if err != nil {
+		return eksapi.InsightFacts{}, err
+	}
+	return eksapi.InsightFacts{Kubelets: kubelets, Deprecated: deprecated}, nil
+}
+
+// deprecatedRequests reads apiserver_requested_deprecated_apis from the
+// API server's metrics (Prometheus text format): one series per deprecated
+// API requested since the API server started.
+func deprecatedRequests(metrics []byte) ([]eksapi.DeprecatedRequest, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(metrics))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
+	}
+	var out []eksapi.DeprecatedRequest
+	for _, m := range families["apiserver_requested_deprecated_apis"].GetMetric() {
+		if m.GetGauge().GetValue() == 0 {
+			continue
+		}
+		var r eksapi.DeprecatedRequest
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "group":
+				r.Group = l.GetValue()
+			case "version":
+				r.Version = l.GetValue()
+			case "resource":
+				r.Resource = l.GetValue()
+			case "removed_release":
+				r.RemovedRelease = l.GetValue()
+			}
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

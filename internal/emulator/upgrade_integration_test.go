@@ -87,6 +87,22 @@ func TestIntegrationUpgrade(t *testing.T) {
 		t.Fatalf("update to 1.35 with the node group behind: %v", err)
 	}
 
+	// EKS's insight says what is behind: the node group's two nodes and the
+	// two Fargate nodes.
+	insights, err := c.eks.ListInsights(ctx, &eks.ListInsightsInput{ClusterName: aws.String(c.name), Filter: &ekstypes.InsightsFilter{KubernetesVersions: []string{"1.35"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range insights.Insights {
+		if aws.ToString(in.Name) != "Kubelet version skew" {
+			continue
+		}
+		d, err := c.eks.DescribeInsight(ctx, &eks.DescribeInsightInput{ClusterName: aws.String(c.name), Id: in.Id})
+		if err != nil || d.Insight.InsightStatus.Status != ekstypes.InsightStatusValueError || len(d.Insight.Resources) != 4 {
+			t.Errorf("kubelet skew insight with the node group behind: %+v %v", d, err)
+		}
+	}
+
 	// The node group update cannot drain a node: the PDB allows no disruption.
 	failed := c.updateNodegroup("system", false)
 	if failed.Status != ekstypes.UpdateStatusFailed || len(failed.Errors) != 1 || failed.Errors[0].ErrorCode != ekstypes.ErrorCodePodEvictionFailure {

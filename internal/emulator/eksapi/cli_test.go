@@ -199,6 +199,10 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 		t.Errorf("list-updates: %v", ids)
 	}
 
+	insights := must("eks", "list-insights", "--cluster-name", cluster)
+	if list, _ := field(insights, "insights").([]any); len(list) != 3 {
+		t.Errorf("list-insights: %v", insights)
+	}
 	must("eks", "create-nodegroup", "--cluster-name", cluster, "--nodegroup-name", "workers", "--kubernetes-version", "1.34",
 		"--node-role", "arn:aws:iam::111122223333:role/node", "--subnets", "subnet-private1", "subnet-private2",
 		"--scaling-config", "minSize=1,maxSize=3,desiredSize=2", "--instance-types", "m6i.large")

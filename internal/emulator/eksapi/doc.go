@@ -2,8 +2,9 @@
 // profile operations (CreateFargateProfile, DescribeFargateProfile,
 // DeleteFargateProfile, ListFargateProfiles), DescribeCluster and
 // ListClusters, version updates (UpdateClusterVersion, DescribeUpdate,
-// ListUpdates) and managed node groups (Create/Describe/List/DeleteNodegroup,
-// UpdateNodegroupConfig, UpdateNodegroupVersion), served over HTTP with the paths, JSON shapes and error types of
+// ListUpdates), managed node groups (Create/Describe/List/DeleteNodegroup,
+// UpdateNodegroupConfig, UpdateNodegroupVersion) and upgrade insights
+// (ListInsights, DescribeInsight), served over HTTP with the paths, JSON shapes and error types of
 // the real EKS API (rest-json, API version 2017-11-01), so that
 // aws-sdk-go-v2/service/eks, its waiters and the AWS CLI (--endpoint-url) work
 // against it unchanged. Any credentials are accepted; requests are not

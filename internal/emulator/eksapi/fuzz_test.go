@@ -61,6 +61,7 @@ func FuzzNodegroupUpdates(f *testing.F) {
 		`{"scalingConfig":{"desiredSize":3},"labels":{"addOrUpdateLabels":{"a":"b"},"removeLabels":["c"]}}`,
 		`{"version":"1.35","releaseVersion":"1.35.0-20261101","force":true}`,
 		`{"version":"1.34","clientRequestToken":"t"}`,
+		`{"filter":{"statuses":["ERROR"],"kubernetesVersions":["1.35"]},"maxResults":1}`, `{"maxResults":0,"nextToken":"x"}`,
 		`{"scalingConfig":{"minSize":-1}}`, `{"version":1.34}`, `{"labels":[]}`, `{`, `null`, ``,
 	} {
 		f.Add(s)
@@ -80,6 +81,8 @@ func FuzzNodegroupUpdates(f *testing.F) {
 			{http.MethodPost, c + "/node-groups/system/update-config", body},
 			{http.MethodPost, c + "/node-groups/system/update-version", body},
 			{http.MethodPost, c + "/updates", body},
+			{http.MethodPost, c + "/insights", body},
+			{http.MethodGet, c + "/insights/" + url.PathEscape(body), ""},
 			{http.MethodGet, c + "/node-groups/system", ""},
 			{http.MethodGet, c + "/node-groups?maxResults=1", ""},
 			{http.MethodGet, c + "/updates?nodegroupName=system", ""},

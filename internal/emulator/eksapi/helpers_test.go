@@ -30,15 +30,22 @@ const (
 	caPEM   = "-----BEGIN CERTIFICATE-----\nMIIBemulator\n-----END CERTIFICATE-----\n"
 )
 
-// fakeCluster is the emulator's side of DescribeCluster and
-// UpdateClusterVersion; fargate holds the Fargate nodes' kubelet versions.
-type fakeCluster struct{ fargate map[string]string }
+// fakeCluster is the emulator's side of DescribeCluster,
+// UpdateClusterVersion and the insights; fargate holds the Fargate nodes'
+// kubelet versions, insights the facts of the insights.
+type fakeCluster struct {
+	fargate  map[string]string
+	insights eksapi.InsightFacts
+}
 
 func (*fakeCluster) Endpoint() string             { return "https://127.0.0.1:6443" }
 func (*fakeCluster) CertificateAuthority() []byte { return []byte(caPEM) }
 func (*fakeCluster) CreatedAt() time.Time         { return t0.Add(-time.Hour) }
 func (f *fakeCluster) FargateKubelets(context.Context) (map[string]string, error) {
 	return f.fargate, nil
+}
+func (f *fakeCluster) InsightFacts(context.Context) (eksapi.InsightFacts, error) {
+	return f.insights, nil
 }
 
 // env is a Store and Server of the default cluster, an httptest server of

@@ -43,6 +43,8 @@ type ClusterInfo interface {
 	// FargateKubelets returns the Kubernetes minor version of the kubelet of
 	// every Fargate node, by node name.
 	FargateKubelets(ctx context.Context) (map[string]string, error)
+	// InsightFacts reads what the upgrade insights are computed from.
+	InsightFacts(ctx context.Context) (InsightFacts, error)
 }
 
 // Server serves the EKS API of one cluster over a Store.
@@ -190,6 +192,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.listUpdates(w, seg[1], query)
 	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "updates" && m == http.MethodGet:
 		s.describeUpdate(w, seg[1], seg[3], query)
+	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "insights" && m == http.MethodPost:
+		s.listInsights(w, r, seg[1])
+	case len(seg) == 4 && seg[0] == "clusters" && seg[2] == "insights" && m == http.MethodGet:
+		s.describeInsight(w, r, seg[1], seg[3])
 	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodPost:
 		s.createNodegroup(w, r, seg[1])
 	case len(seg) == 3 && seg[0] == "clusters" && seg[2] == "node-groups" && m == http.MethodGet:

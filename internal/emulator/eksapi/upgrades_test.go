@@ -298,3 +298,81 @@ func TestUpdateNodegroupVersion(t *testing.T) {
 		t.Errorf("after the failed update: %s %s", ng.Nodegroup.Status, aws.ToString(ng.Nodegroup.ReleaseVersion))
 	}
 }
+
+// TestInsights checks ListInsights and DescribeInsight: the kubelet skew
+// insight is ERROR with a node behind the control plane, the deprecated-API
+// insights ERROR for the next version and WARNING for the one after, with
+// their details; filters and an unknown ID.
+func TestInsights(t *testing.T) {
+	e := newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil })
+	ctx := context.Background()
+	list := func(filter *types.InsightsFilter) map[string]string {
+		t.Helper()
+		out, err := e.client.ListInsights(ctx, &eks.ListInsightsInput{ClusterName: aws.String(cluster), Filter: filter})
+		if err != nil {
+			t.Fatalf("ListInsights: %v", err)
+		}
+		got := map[string]string{}
+		for _, in := range out.Insights {
+			got[aws.ToString(in.Name)+" @"+aws.ToString(in.KubernetesVersion)] = string(in.InsightStatus.Status)
+		}
+		return got
+	}
+	// Nothing behind, nothing deprecated requested (a near miss: an API
+	// removed in 1.37 is requested).
+	e.cluster.insights = eksapi.InsightFacts{
+		Kubelets:   map[string]string{"ip-10-0-1-1.ec2.internal": "1.34"},
+		Deprecated: []eksapi.DeprecatedRequest{{Group: "coordination.k8s.io", Version: "v1alpha1", Resource: "leasecandidates", RemovedRelease: "1.37"}},
+	}
+	want := map[string]string{
+		"Kubelet version skew @1.35": "PASSING", "Deprecated APIs removed in Kubernetes v1.35 @1.35": "PASSING",
+		"Deprecated APIs removed in Kubernetes v1.36 @1.36": "PASSING",
+	}
+	if diff := cmp.Diff(want, list(nil)); diff != "" {
+		t.Errorf("insights of a clean cluster (-want +got):\n%s", diff)
+	}
+	e.cluster.insights = eksapi.InsightFacts{
+		Kubelets: map[string]string{"ip-10-0-1-1.ec2.internal": "1.33", "ip-10-0-1-2.ec2.internal": "1.34"},
+		Deprecated: []eksapi.DeprecatedRequest{
+			{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses", RemovedRelease: "1.35"},
+			{Group: "storagemigration.k8s.io", Version: "v1alpha1", Resource: "storageversionmigrations", RemovedRelease: "1.36"},
+		},
+	}
+	want = map[string]string{
+		"Kubelet version skew @1.35": "ERROR", "Deprecated APIs removed in Kubernetes v1.35 @1.35": "ERROR",
+		"Deprecated APIs removed in Kubernetes v1.36 @1.36": "WARNING",
+	}
+	if diff := cmp.Diff(want, list(nil)); diff != "" {
+		t.Errorf("insights (-want +got):\n%s", diff)
+	}
+	got := list(&types.InsightsFilter{Statuses: []types.InsightStatusValue{types.InsightStatusValueWarning}, Categories: []types.Category{types.CategoryUpgradeReadiness}})
+	if diff := cmp.Diff(map[string]string{"Deprecated APIs removed in Kubernetes v1.36 @1.36": "WARNING"}, got); diff != "" {
+		t.Errorf("insights filtered by status (-want +got):\n%s", diff)
+	}
+	out, err := e.client.ListInsights(ctx, &eks.ListInsightsInput{ClusterName: aws.String(cluster), Filter: &types.InsightsFilter{KubernetesVersions: []string{"1.35"}}})
+	if err != nil || len(out.Insights) != 2 {
+		t.Fatalf("insights for 1.35: %v %v", out, err)
+	}
+	for _, in := range out.Insights {
+		d, err := e.client.DescribeInsight(ctx, &eks.DescribeInsightInput{ClusterName: aws.String(cluster), Id: in.Id})
+		if err != nil {
+			t.Fatalf("DescribeInsight %s: %v", aws.ToString(in.Name), err)
+		}
+		switch ins := d.Insight; aws.ToString(ins.Name) {
+		case "Kubelet version skew":
+			if len(ins.Resources) != 1 || aws.ToString(ins.Resources[0].KubernetesResourceUri) != "/api/v1/nodes/ip-10-0-1-1.ec2.internal" {
+				t.Errorf("skew resources: %+v", ins.Resources)
+			}
+		default:
+			dd := ins.CategorySpecificSummary.DeprecationDetails
+			if len(dd) != 1 || aws.ToString(dd[0].Usage) != "/apis/storage.k8s.io/v1alpha1/volumeattributesclasses" ||
+				aws.ToString(dd[0].ReplacedWith) != "storage.k8s.io/v1" || aws.ToString(dd[0].StopServingVersion) != "1.35" {
+				t.Errorf("deprecation details: %+v", dd)
+			}
+		}
+	}
+	_, err = e.client.DescribeInsight(ctx, &eks.DescribeInsightInput{ClusterName: aws.String(cluster), Id: aws.String("nope")})
+	if got := apiError(err); got != "*types.ResourceNotFoundException: No insight found for id: nope." {
+		t.Errorf("unknown insight: %s", got)
+	}
+}
