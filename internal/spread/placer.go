@@ -153,7 +153,7 @@ func (p *Placer) sweep() {
 }
 
 // load counts, by AZ, the live pods of the controller with this UID, and
-// its recent admissions the cache has not seen. The caller holds p.mu.
+// its recent admissions the cache has not seen yet. The caller holds p.mu.
 func (p *Placer) load(uid types.UID) (map[string]int, error) {
 	load := map[string]int{}
 	seen := map[string]bool{}
@@ -171,15 +171,16 @@ func (p *Placer) load(uid types.UID) (map[string]int, error) {
 			load[z]++
 		}
 	}
+	// An admission counts until the cache shows its pod, then it is
+	// forgotten: once that pod is deleted (a scale-down, an eviction) it must
+	// not count again.
 	now, keep := p.now(), p.recent[uid][:0]
 	for _, a := range p.recent[uid] {
-		if now.Sub(a.at) > p.recentFor() {
+		if seen[a.token] || now.Sub(a.at) > p.recentFor() {
 			continue
 		}
 		keep = append(keep, a)
-		if !seen[a.token] {
-			load[a.zone]++
-		}
+		load[a.zone]++
 	}
 	if len(keep) == 0 {
 		delete(p.recent, uid)

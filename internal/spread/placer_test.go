@@ -96,10 +96,33 @@ func TestMutateBurst(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("load once the cache holds some (-want +got):\n%s", diff)
 	}
+	// Pods the cache saw, then deleted (a scale-down): their admissions do
+	// not count again.
+	for i := range 3 {
+		if err := pods.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("web-1-", i), Namespace: "apps"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ = p.load("rs-uid")
+	deleted := map[string]int{}
+	for _, z := range zoneOf[:3] {
+		deleted[z]++
+	}
+	wantAfter := map[string]int{}
+	for z, n := range want {
+		wantAfter[z] = n - deleted[z]
+	}
+	if diff := cmp.Diff(wantAfter, got); diff != "" {
+		t.Errorf("load once three seen pods are deleted (-want +got):\n%s", diff)
+	}
 	// Admissions the cache never saw (the pods' creation failed) are forgotten.
 	*now = now.Add(DefaultRecent + time.Second)
 	got, _ = p.load("rs-uid")
-	if diff := cmp.Diff(map[string]int{"us-east-1a": 4, "us-east-1b": 4, "us-east-1c": 4}, got); diff != "" {
+	wantCached := map[string]int{}
+	for _, z := range zoneOf[3:12] {
+		wantCached[z]++
+	}
+	if diff := cmp.Diff(wantCached, got); diff != "" {
 		t.Errorf("load after the recent admissions expire (-want +got):\n%s", diff)
 	}
 }
