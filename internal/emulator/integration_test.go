@@ -121,7 +121,7 @@ func start(t testing.TB, scenario string, extra ...string) *cluster {
 	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
 	t.Cleanup(func() {
 		if t.Failed() { // what the daemon and KWOK saw, for the CI log
-			for _, f := range []string{filepath.Join(c.state, "daemon.log"), filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "kwok-controller.log")} {
+			for _, f := range []string{filepath.Join(c.state, "daemon.log"), filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "kwok-controller.log"), filepath.Join(c.state, "spread", "spread.log")} {
 				if data, err := os.ReadFile(f); err == nil {
 					lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 					t.Logf("%s (last lines):\n%s", f, strings.Join(lines[max(0, len(lines)-40):], "\n"))

@@ -10,6 +10,7 @@ package spread
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -152,8 +153,30 @@ func (p *Placer) sweep() {
 	}
 }
 
+// Seen is the pod cache's event handler for added and updated pods: once
+// the cache has a pod the placer admitted, its admission stops counting
+// (the pod counts instead), so that when the pod is deleted (a scale-down,
+// an eviction) it is not counted again.
+func (p *Placer) Seen(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	token, owner := pod.Annotations[spread.AdmissionAnnotation], metav1.GetControllerOfNoCopy(pod)
+	if token == "" || owner == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	as := p.recent[owner.UID]
+	if i := slices.IndexFunc(as, func(a admitted) bool { return a.token == token }); i >= 0 {
+		p.recent[owner.UID] = slices.Delete(as, i, i+1)
+	}
+}
+
 // load counts, by AZ, the live pods of the controller with this UID, and
-// its recent admissions the cache has not seen yet. The caller holds p.mu.
+// its recent admissions the cache has not seen yet (those it has, Seen may
+// not have been told of yet). The caller holds p.mu.
 func (p *Placer) load(uid types.UID) (map[string]int, error) {
 	load := map[string]int{}
 	seen := map[string]bool{}
@@ -171,9 +194,6 @@ func (p *Placer) load(uid types.UID) (map[string]int, error) {
 			load[z]++
 		}
 	}
-	// An admission counts until the cache shows its pod, then it is
-	// forgotten: once that pod is deleted (a scale-down, an eviction) it must
-	// not count again.
 	now, keep := p.now(), p.recent[uid][:0]
 	for _, a := range p.recent[uid] {
 		if seen[a.token] || now.Sub(a.at) > p.recentFor() {

@@ -2,6 +2,8 @@ package spread
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -80,14 +82,19 @@ func TestMutateBurst(t *testing.T) {
 	if diff := cmp.Diff(want, load); diff != "" {
 		t.Fatalf("burst of 30 (-want +got):\n%s", diff)
 	}
-	// The cache catches up with the first twelve.
-	for i := range 12 {
+	cached := func(i int) *corev1.Pod {
 		pod := replica(map[string]string{"app": "web"})
 		pod.Name = fmt.Sprint("web-1-", i)
 		pod.Annotations = map[string]string{spread.ZoneAnnotation: zoneOf[i], spread.AdmissionAnnotation: fmt.Sprint("req-", i)}
 		if err := pods.Add(pod); err != nil {
 			t.Fatal(err)
 		}
+		return pod
+	}
+	// The cache catches up with the first six before its event handler has
+	// run: they are not counted twice.
+	for i := range 6 {
+		cached(i)
 	}
 	got, err := p.load("rs-uid")
 	if err != nil {
@@ -96,21 +103,20 @@ func TestMutateBurst(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("load once the cache holds some (-want +got):\n%s", diff)
 	}
-	// Pods the cache saw, then deleted (a scale-down): their admissions do
-	// not count again.
-	for i := range 3 {
+	// The next six are seen, and three of them deleted (a scale-down) before
+	// any pod is admitted again: their admissions do not count again.
+	for i := 6; i < 12; i++ {
+		p.Seen(cached(i))
+	}
+	for i := 6; i < 9; i++ {
 		if err := pods.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("web-1-", i), Namespace: "apps"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, _ = p.load("rs-uid")
-	deleted := map[string]int{}
-	for _, z := range zoneOf[:3] {
-		deleted[z]++
-	}
-	wantAfter := map[string]int{}
-	for z, n := range want {
-		wantAfter[z] = n - deleted[z]
+	wantAfter := maps.Clone(want)
+	for _, z := range zoneOf[6:9] {
+		wantAfter[z]--
 	}
 	if diff := cmp.Diff(wantAfter, got); diff != "" {
 		t.Errorf("load once three seen pods are deleted (-want +got):\n%s", diff)
@@ -119,7 +125,7 @@ func TestMutateBurst(t *testing.T) {
 	*now = now.Add(DefaultRecent + time.Second)
 	got, _ = p.load("rs-uid")
 	wantCached := map[string]int{}
-	for _, z := range zoneOf[3:12] {
+	for _, z := range slices.Concat(zoneOf[:6], zoneOf[9:12]) {
 		wantCached[z]++
 	}
 	if diff := cmp.Diff(wantCached, got); diff != "" {

@@ -145,6 +145,11 @@ func Serve(ctx context.Context, o Options) error {
 	var synced atomic.Bool
 	placer := NewPlacer(podInformer.GetIndexer(), nodeInformer.GetIndexer(), m)
 	placer.Synced = synced.Load
+	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: placer.Seen, UpdateFunc: func(_, pod any) { placer.Seen(pod) },
+	}); err != nil {
+		return fmt.Errorf("setting up the pod cache: %w", err)
+	}
 	placer.SetZones(zones)
 	m.profiles.Set(float64(zones.Len()))
 	m.refreshed.SetToCurrentTime()
