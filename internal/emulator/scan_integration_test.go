@@ -292,9 +292,7 @@ func TestIntegrationScanCluster(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "held by finalizers example.com/hold") || !strings.HasPrefix(fix, "kubectl patch pod -n apps held") {
 		t.Fatalf("stuck pod: %q, fix %q (findings %v)", msgs, fix, r.rules())
 	}
-	sh := exec.Command("sh", "-c", fix)
-	sh.Env = env
-	if out, err := sh.CombinedOutput(); err != nil {
+	if out, err := c.shell(env, fix); err != nil {
 		t.Fatalf("%s: %v\n%s", fix, err, out)
 	}
 	eventually(t, 30*time.Second, "the held pod gone", func() error {

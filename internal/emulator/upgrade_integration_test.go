@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -185,6 +188,109 @@ func TestIntegrationUpgrade(t *testing.T) {
 	}
 }
 
+// TestIntegrationUpgradeSelector: a Deployment whose file selects other
+// pods than the live one. kubectl apply fails; the plan says so, and its
+// steps, run as written with kubectl, change the selector while two pods
+// serve all along.
+func TestIntegrationUpgradeSelector(t *testing.T) {
+	c := start(t, "upgrade")
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web", 2, nil))
+	eventually(t, time.Minute, "web on Fargate", func() error { return c.all("apps", "web", 2, "fargate:apps") })
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	manifest := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web, tier: front}
+  template:
+    metadata:
+      labels: {app: web, tier: front}
+    spec:
+      containers:
+        - name: web
+          image: public.ecr.aws/example/web:2
+`
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := c.env()
+	if out, err := c.shell(env, "kubectl apply -f "+file); err == nil || !strings.Contains(out, "field is immutable") {
+		t.Fatalf("kubectl apply of the new selector: %v\n%s", err, out)
+	}
+	plan := c.upgradePlan(env, "1.34", file)
+	if got := plan.Hops[0].issues(); !slices.Contains(got, "warning selector-change Deployment apps/web") {
+		t.Fatalf("issues: %v", got)
+	}
+	var steps []string
+	for _, s := range plan.Hops[0].Steps {
+		if strings.HasPrefix(s.Title, "Change the selector of Deployment apps/web") {
+			steps = s.Commands
+		}
+	}
+	if len(steps) == 0 {
+		t.Fatalf("no step changes web's selector: %+v", plan.Hops[0].Steps)
+	}
+	// The fewest Ready pods of web (labelled app=web) while the steps run.
+	stop, fewest := make(chan struct{}), make(chan int)
+	go func() {
+		least := 1 << 30
+		for {
+			select {
+			case <-stop:
+				fewest <- least
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+			if err != nil {
+				continue
+			}
+			n := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+					return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+				}) {
+					n++
+				}
+			}
+			least = min(least, n)
+		}
+	}()
+	for _, cmd := range steps {
+		if out, err := c.shell(env, cmd); err != nil {
+			close(stop)
+			t.Fatalf("%s: %v\n%s", cmd, err, out)
+		}
+	}
+	close(stop)
+	if n := <-fewest; n < 2 {
+		t.Errorf("web went down to %d Ready pod(s) while its selector changed", n)
+	}
+	d, err := c.kube.AppsV1().Deployments("apps").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || metav1.FormatLabelSelector(d.Spec.Selector) != "app=web,tier=front" {
+		t.Fatalf("web after the steps: %v %v", d, err)
+	}
+	if _, err := c.kube.AppsV1().Deployments("apps").Get(ctx, "web-migrate", metav1.GetOptions{}); err == nil {
+		t.Error("the temporary copy web-migrate is still there")
+	}
+	if got := c.upgradePlan(env, "1.34", file).Hops[0].issues(); slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "selector-change") }) {
+		t.Errorf("issues once changed: %v", got)
+	}
+}
+
+// shell runs a command line with sh in env and returns its output.
+func (c *cluster) shell(env []string, line string) (string, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // errorText is an SDK error as "Type: message".
@@ -301,10 +407,10 @@ func (h hopJSON) commands() []string {
 	return out
 }
 
-// upgradePlan runs `fargatekit upgrade plan --to version -o json`.
-func (c *cluster) upgradePlan(env []string, version string) upgradeJSON {
+// upgradePlan runs `fargatekit upgrade plan --to version -o json [PATH...]`.
+func (c *cluster) upgradePlan(env []string, version string, paths ...string) upgradeJSON {
 	c.t.Helper()
-	out, errOut, code := c.fargatekit(env, "upgrade", "plan", "--to", version, "-o", "json")
+	out, errOut, code := c.fargatekit(env, append([]string{"upgrade", "plan", "--to", version, "-o", "json"}, paths...)...)
 	var p upgradeJSON
 	if err := json.Unmarshal([]byte(out), &p); err != nil || code != 0 || len(p.Errors) > 0 {
 		c.t.Fatalf("upgrade plan --to %s: exit %d, %v\n%s\n%s", version, code, err, out, errOut)

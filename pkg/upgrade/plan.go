@@ -70,6 +70,7 @@ const (
 	PodStuck        = "pod-stuck-terminating"
 	UnmanagedPod    = "unmanaged-pod"
 	SingleReplica   = "single-replica"
+	SelectorChange  = "selector-change"
 )
 
 // Issue is something that blocks or endangers a hop.
@@ -162,8 +163,9 @@ func SupportOf(version string, now time.Time) Support {
 // hop: the objects whose API versions the new version removes are migrated
 // first; the control plane is updated; then the node groups are updated to
 // it and the Fargate pods recreated on its kubelets. The first hop also
-// carries what the cluster must fix before any update: node groups and
-// Fargate pods behind the control plane.
+// carries what the cluster must fix before any update (node groups and
+// Fargate pods behind the control plane) and the selector changes of the
+// files.
 func Build(f Facts, target string) (*Plan, error) {
 	from, err := eks.ParseMinor(f.Version)
 	if err != nil {
@@ -226,6 +228,7 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 		h.Steps = append(h.Steps, Step{Title: fmt.Sprintf("Migrate the objects declared with API versions Kubernetes %s does not serve", to), Commands: mig})
 	}
 	if first {
+		h.Steps = append(h.Steps, a.selectorChanges(&h)...)
 		var behind []Nodegroup
 		for _, ng := range a.f.Nodegroups {
 			if eks.CompareMinor(ng.Version, from) < 0 {
@@ -287,15 +290,8 @@ func (a *analysis) removedAPIs(h *Hop, first bool) []string {
 			continue
 		}
 		fix := fmt.Sprintf("rewrite %s with apiVersion %s and apply it again", subject(o.Ref), cmp.Or(api.Replacement, "(no replacement: remove it)"))
-		where := "its last-applied configuration"
-		switch {
-		case o.Source.Line > 0:
-			where = fmt.Sprintf("%s:%d", o.Source.File, o.Source.Line)
-		case o.Source.File != "":
-			where = o.Source.File
-		}
 		h.Issues = append(h.Issues, Issue{Kind: RemovedAPI, Severity: Blocker, Subject: subject(o.Ref),
-			Message: fmt.Sprintf("is declared as %s %s in %s, which Kubernetes %s no longer serves", o.Ref.APIVersion, o.Ref.Kind, where, api.RemovedIn),
+			Message: fmt.Sprintf("is declared as %s %s in %s, which Kubernetes %s no longer serves", o.Ref.APIVersion, o.Ref.Kind, where(o), api.RemovedIn),
 			Fix:     fix})
 		out = append(out, "# "+fix)
 	}

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func node(name, group, kubelet string) corev1.Node {
 func deployment(ns, name string, replicas int32, nodes ...string) (*object.Object, []corev1.Pod) {
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)},
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: corev1.PodTemplateSpec{
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}, Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
 		}},
 	}
@@ -227,5 +228,98 @@ func TestSupportOf(t *testing.T) {
 		if diff := cmp.Diff(tc.want, SupportOf(tc.version, tc.at)); diff != "" {
 			t.Errorf("SupportOf(%s, %s) (-want +got):\n%s", tc.version, tc.at.Format(time.DateOnly), diff)
 		}
+	}
+}
+
+// TestSelectorChanges: a workload whose file selects other pods than the
+// live object gets a warning and the steps that change it without taking
+// it down; the same selector written otherwise, a last-applied
+// configuration and a file of an object not in the cluster do not.
+func TestSelectorChanges(t *testing.T) {
+	f := facts()
+	store := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "store", Namespace: "default", UID: "uid-store"},
+		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "store"}}}}
+	f.Snapshot.Owners = append(f.Snapshot.Owners, object.FromTyped(store, "apps/v1", "StatefulSet", object.Source{}))
+	for i, n := range []string{"store-0", "store-1"} {
+		ctrl := true
+		f.Snapshot.Pods = append(f.Snapshot.Pods, corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "default", Labels: map[string]string{"app": "store"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "store", UID: store.UID, Controller: &ctrl}}},
+			Spec: corev1.PodSpec{NodeName: []string{"cur-1", "old-1"}[i]}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
+	}
+	file := func(kind, ns, name, path string, sel *metav1.LabelSelector) *object.Object {
+		var typed any
+		switch kind {
+		case "Deployment":
+			typed = &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: appsv1.DeploymentSpec{Selector: sel}}
+		case "StatefulSet":
+			typed = &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: appsv1.StatefulSetSpec{Selector: sel}}
+		}
+		return object.FromTyped(typed, "apps/v1", kind, object.Source{File: path, Line: 3})
+	}
+	labels := func(kv ...string) *metav1.LabelSelector {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return &metav1.LabelSelector{MatchLabels: m}
+	}
+	f.Declared = []*object.Object{
+		file("Deployment", "apps", "web", "deploy/web.yaml", labels("app", "web", "tier", "front")),
+		// No namespace: default, as kubectl apply sends it.
+		file("StatefulSet", "", "store", "deploy/store.yaml", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"store", "store-v2"}}}}),
+		// Near misses: the same selector with empty expressions (the API
+		// server's comparison takes empty for absent), a last-applied
+		// configuration, an object the cluster does not have.
+		file("Deployment", "default", "api", "deploy/api.yaml", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}, MatchExpressions: []metav1.LabelSelectorRequirement{}}),
+		file("Deployment", "default", "db", "", labels("app", "db", "v", "2")),
+		file("Deployment", "default", "new", "deploy/new.yaml", labels("app", "new")),
+	}
+	f.Declared[3].Source = object.Source{}
+	p, err := Build(f, "1.35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Hops[0]
+	var got []string
+	for _, i := range h.Issues {
+		if i.Kind == SelectorChange {
+			got = append(got, i.Subject+": "+i.Message)
+		}
+	}
+	want := []string{
+		"Deployment apps/web: selects app=web,tier=front in deploy/web.yaml:3 but app=web live: spec.selector is immutable, so kubectl apply fails, and kubectl apply --force deletes it and its pods before creating it again",
+		"StatefulSet default/store: selects app in (store,store-v2) in deploy/store.yaml:3 but app=store live: spec.selector is immutable, so kubectl apply fails, and kubectl apply --force deletes it and its pods before creating it again",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("selector changes (-want +got):\n%s", diff)
+	}
+	steps := map[string][]string{}
+	for _, s := range h.Steps {
+		steps[s.Title] = s.Commands
+	}
+	wantSteps := map[string][]string{
+		"Change the selector of Deployment apps/web without taking it down": {
+			`kubectl get deployment -n apps web -o json | kubectl patch --local -f - --type merge -p '{"metadata":{"name":"web-migrate","uid":null,"resourceVersion":null,"creationTimestamp":null,"generation":null,"managedFields":null,"annotations":{"kubectl.kubernetes.io/last-applied-configuration":null}},"status":null}' -o json | kubectl create -f -`,
+			"kubectl rollout status -n apps deployment/web-migrate",
+			"kubectl delete deployment -n apps web",
+			"kubectl apply -f deploy/web.yaml",
+			"kubectl rollout status -n apps deployment/web",
+			"kubectl delete deployment -n apps web-migrate",
+		},
+		"Change the selector of StatefulSet default/store without taking it down": {
+			"kubectl delete statefulset -n default store --cascade=orphan",
+			"kubectl apply -f deploy/store.yaml",
+			"kubectl delete pod -n default store-0 && kubectl rollout status -n default statefulset/store",
+			"kubectl delete pod -n default store-1 && kubectl rollout status -n default statefulset/store",
+		},
+	}
+	for title, cmds := range wantSteps {
+		if diff := cmp.Diff(cmds, steps[title]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", title, diff)
+		}
+	}
+	if slices.ContainsFunc(p.Hops[1].Issues, func(i Issue) bool { return i.Kind == SelectorChange }) {
+		t.Error("the selector changes are repeated in the second hop")
 	}
 }

@@ -71,8 +71,10 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"support dates and price of the current and target versions. -o markdown writes it as a runbook for a\n" +
 			"change ticket; -o json is documented in docs/upgrade.md.\n\n" +
 			"PATHs are manifests, Helm charts and kustomizations (as check reads them, rendered for the target\n" +
-			"version) whose removed API versions count too. With --from VERSION the cluster is not read: the plan\n" +
-			"is that of a cluster at VERSION whose node groups and Fargate pods are unknown, from the files alone.\n\n" +
+			"version) whose removed API versions count too, and whose workloads selecting other pods than the live\n" +
+			"ones get the steps that change an immutable selector without downtime. With --from VERSION the\n" +
+			"cluster is not read: the plan is that of a cluster at VERSION whose node groups and Fargate pods are\n" +
+			"unknown, from the files alone.\n\n" +
 			"Exit codes: 0 the plan was made; 2 the cluster, part of it or a PATH could not be read (the plan is\n" +
 			"printed from what was read).",
 		Example: "  # The cluster of the current kubeconfig context, to the next minor version\n" +
