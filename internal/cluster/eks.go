@@ -120,6 +120,28 @@ func (e *EKS) Nodegroups(ctx context.Context) ([]upgrade.Nodegroup, error) {
 	return out, nil
 }
 
+// Insights returns the cluster's upgrade insights.
+func (e *EKS) Insights(ctx context.Context) ([]upgrade.Insight, error) {
+	var out []upgrade.Insight
+	pages := eks.NewListInsightsPaginator(e.Client, &eks.ListInsightsInput{ClusterName: aws.String(e.Cluster),
+		Filter: &ekstypes.InsightsFilter{Categories: []ekstypes.Category{ekstypes.CategoryUpgradeReadiness}}})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, e.explain("eks:ListInsights", err)
+		}
+		for _, in := range page.Insights {
+			i := upgrade.Insight{ID: aws.ToString(in.Id), Name: aws.ToString(in.Name), Version: aws.ToString(in.KubernetesVersion),
+				Description: aws.ToString(in.Description)}
+			if in.InsightStatus != nil {
+				i.Status, i.Reason = string(in.InsightStatus.Status), aws.ToString(in.InsightStatus.Reason)
+			}
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
 // SameEndpoint reports whether two API server URLs name the same server:
 // the EKS API's endpoint of a cluster and a kubeconfig's server.
 func SameEndpoint(a, b string) bool {

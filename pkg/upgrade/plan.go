@@ -37,6 +37,8 @@ type Facts struct {
 	// Declared are objects as written (last-applied configurations, Helm
 	// releases), whose API versions may be removed on the way.
 	Declared []*object.Object
+	// Insights are EKS's upgrade insights (ListInsights).
+	Insights []Insight
 	// Policy is what EKS refuses where that is unconfirmed.
 	Policy eks.UpgradePolicy
 	// Now dates the support periods.
@@ -50,6 +52,21 @@ type Nodegroup struct {
 	// ReleaseVersion is its AMI release.
 	ReleaseVersion string `json:"releaseVersion"`
 }
+
+// Insight is one of EKS's upgrade insights: a check EKS runs for the
+// version a cluster goes to next.
+type Insight struct {
+	ID, Name string
+	// Version is the Kubernetes version it checks for.
+	Version string
+	// Status is PASSING, WARNING, ERROR or UNKNOWN; Reason says why.
+	Status, Reason string
+	Description    string
+}
+
+// KubeletSkewInsight is the insight the plan computes itself, node group
+// by node group and workload by workload (nodegroup-behind, fargate-behind).
+const KubeletSkewInsight = "Kubelet version skew"
 
 // Severity of an issue: a blocker stops the hop (EKS refuses it, or a step
 // fails); a warning is a risk to weigh.
@@ -71,6 +88,7 @@ const (
 	UnmanagedPod    = "unmanaged-pod"
 	SingleReplica   = "single-replica"
 	SelectorChange  = "selector-change"
+	EKSInsight      = "eks-insight"
 )
 
 // Issue is something that blocks or endangers a hop.
@@ -224,6 +242,7 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 	h := Hop{From: from, To: to, Issues: []Issue{}}
 	cluster := a.f.Cluster
 	// Before the update: removed APIs; in the first hop, what is behind.
+	a.insights(&h)
 	if mig := a.removedAPIs(&h, first); len(mig) > 0 {
 		h.Steps = append(h.Steps, Step{Title: fmt.Sprintf("Migrate the objects declared with API versions Kubernetes %s does not serve", to), Commands: mig})
 	}
@@ -272,6 +291,24 @@ func nodegroupCommands(cluster string, ngs []Nodegroup, version string) []string
 			fmt.Sprintf("aws eks wait nodegroup-active --cluster-name %s --nodegroup-name %s", cluster, ng.Name))
 	}
 	return out
+}
+
+// insights reports EKS's upgrade insights for the hop's version that do
+// not pass, but the one the plan computes itself: EKS refuses an update
+// over an ERROR unless forced, so an ERROR blocks the hop.
+func (a *analysis) insights(h *Hop) {
+	for _, in := range a.f.Insights {
+		if in.Version != h.To || in.Name == KubeletSkewInsight || (in.Status != "ERROR" && in.Status != "WARNING") {
+			continue
+		}
+		sev := Warning
+		if in.Status == "ERROR" {
+			sev = Blocker
+		}
+		h.Issues = append(h.Issues, Issue{Kind: EKSInsight, Severity: sev, Subject: "EKS insight " + in.Name,
+			Message: strings.TrimSpace(in.Description + " " + in.Reason),
+			Fix:     fmt.Sprintf("aws eks describe-insight --cluster-name %s --id %s", a.f.Cluster, in.ID)})
+	}
 }
 
 // removedAPIs reports the declared objects whose API versions are removed

@@ -323,3 +323,31 @@ func TestSelectorChanges(t *testing.T) {
 		t.Error("the selector changes are repeated in the second hop")
 	}
 }
+
+// TestInsights: EKS's insights that do not pass go to the hop of their
+// version, ERROR as a blocker; the kubelet skew the plan computes itself
+// and passing insights do not.
+func TestInsights(t *testing.T) {
+	f := facts()
+	f.Nodegroups, f.PDBs, f.Snapshot = nil, nil, nil
+	f.Insights = []Insight{
+		{ID: "a1", Name: "Deprecated APIs removed in Kubernetes v1.34", Version: "1.34", Status: "ERROR", Reason: "Deprecated API usage detected.", Description: "Checks for usage of deprecated APIs."},
+		{ID: "a2", Name: "Deprecated APIs removed in Kubernetes v1.35", Version: "1.35", Status: "WARNING", Description: "Checks for usage of deprecated APIs."},
+		{ID: "k1", Name: KubeletSkewInsight, Version: "1.34", Status: "ERROR"},
+		{ID: "h1", Name: "Cluster health issues", Version: "1.34", Status: "PASSING"},
+	}
+	p, err := Build(f, "1.35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"blocker eks-insight EKS insight Deprecated APIs removed in Kubernetes v1.34"}, issues(p.Hops[0])); diff != "" {
+		t.Errorf("first hop (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"warning eks-insight EKS insight Deprecated APIs removed in Kubernetes v1.35"}, issues(p.Hops[1])); diff != "" {
+		t.Errorf("second hop (-want +got):\n%s", diff)
+	}
+	got := p.Hops[0].Issues[0]
+	if got.Message != "Checks for usage of deprecated APIs. Deprecated API usage detected." || got.Fix != "aws eks describe-insight --cluster-name prod --id a1" {
+		t.Errorf("issue %+v", got)
+	}
+}

@@ -66,10 +66,10 @@ func newPlan(s streams.Streams) *cobra.Command {
 		Short: "Print the path to a later Kubernetes version: what blocks each hop, and its steps with their commands",
 		Long: "plan prints, for each minor version on the way: the blockers (node groups and Fargate pods behind the\n" +
 			"control plane, objects declared with API versions it removes, drains that will not finish because a\n" +
-			"PodDisruptionBudget allows no disruption or a pod is stuck Terminating) and the risks (pods without a\n" +
-			"controller, single replicas), then the steps in order with their aws and kubectl commands, and the\n" +
-			"support dates and price of the current and target versions. -o markdown writes it as a runbook for a\n" +
-			"change ticket; -o json is documented in docs/upgrade.md.\n\n" +
+			"PodDisruptionBudget allows no disruption or a pod is stuck Terminating, EKS's upgrade insights in\n" +
+			"ERROR) and the risks (pods without a controller, single replicas), then the steps in order with their\n" +
+			"aws and kubectl commands, and the support dates and price of the current and target versions.\n" +
+			"-o markdown writes it as a runbook for a change ticket; -o json is documented in docs/upgrade.md.\n\n" +
 			"PATHs are manifests, Helm charts and kustomizations (as check reads them, rendered for the target\n" +
 			"version) whose removed API versions count too, and whose workloads selecting other pods than the live\n" +
 			"ones get the steps that change an immutable selector without downtime. With --from VERSION the\n" +
@@ -181,10 +181,10 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	return p, errs, nil
 }
 
-// Read reads what a plan needs: the control plane's version and the node
-// groups from the EKS API, the nodes, pods, workloads, PodDisruptionBudgets
-// and declared objects from the Kubernetes API. errs are what could not be
-// read; err means the cluster could not be read at all, or not its EKS API,
+// Read reads what a plan needs: the control plane's version, the node
+// groups and the upgrade insights from the EKS API; the nodes, pods,
+// workloads, PodDisruptionBudgets and declared objects from the Kubernetes
+// API. errs are what could not be read; err means the cluster could not be read at all, or not its EKS API,
 // without which there is no plan.
 func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Facts, errs []error, err error) {
 	conn, err := scancmd.Connect(ctx, t)
@@ -209,6 +209,10 @@ func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Fact
 	}
 	read := cluster.ReadKube(ctx, conn.Client, conn.Dynamic, cluster.ReadOptions{Helm: helm})
 	facts = &upgrade.Facts{Cluster: e.Cluster, Version: d.Version, Nodegroups: ngs, Snapshot: &read.Snapshot}
+	errs = read.Errors
+	if facts.Insights, err = e.Insights(ctx); err != nil {
+		errs = append(errs, err) // the plan is made without them
+	}
 	for _, o := range read.Objects {
 		if pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget); ok {
 			facts.PDBs = append(facts.PDBs, pdb)
@@ -217,7 +221,7 @@ func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Fact
 	for _, dcl := range read.Declared {
 		facts.Declared = append(facts.Declared, declared(dcl))
 	}
-	return facts, read.Errors, nil
+	return facts, errs, nil
 }
 
 // declared names a last-applied configuration by its live object.
