@@ -236,19 +236,23 @@ func TestIntegrationSpread(t *testing.T) {
 	if got := metric(t, metrics, `fargatekit_spread_placements_total{zone="us-east-1b"}`); got < 10 {
 		t.Errorf("fargatekit_spread_placements_total of us-east-1b = %v, want at least 10", got)
 	}
-	// A scale-down: the ReplicaSet controller does not choose its victims by
-	// AZ; from 3/3/3 to 4 pods one eviction at most evens them out.
+	// Scale-downs: the ReplicaSet controller does not choose its victims by
+	// AZ, the rebalancer evens them out; from 3/3/3 to 4 pods, one eviction
+	// at most.
+	evenedOut := func(replicas int) (left map[string]int) {
+		eventually(t, 2*time.Minute, fmt.Sprintf("the rebalancer evens web out at %d", replicas), func() (err error) {
+			if left, err = c.running("apps", "web", replicas); err == nil && spread.Skew(left, zones) > 1 {
+				err = fmt.Errorf("web is %v", left)
+			}
+			return err
+		})
+		return left
+	}
 	scale(t, c, "apps", "web", 9)
-	c.settled("apps", "web", 9)
+	evenedOut(9)
 	evicted := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`)
 	scale(t, c, "apps", "web", 4)
-	var left map[string]int
-	eventually(t, 2*time.Minute, "the rebalancer evens web out after 9 → 4", func() (err error) {
-		if left, err = c.running("apps", "web", 4); err == nil && spread.Skew(left, zones) > 1 {
-			err = fmt.Errorf("web is %v", left)
-		}
-		return err
-	})
+	left := evenedOut(4)
 	n := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`) - evicted
 	if n > 1 {
 		t.Errorf("%v evictions after scaling 9 → 4 (now %v), want at most 1", n, left)
@@ -408,6 +412,7 @@ func (c *cluster) checkChart() {
 		{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Subresource: "eviction", Namespace: "apps"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: "apps"}, false},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "apps", Resource: "statefulsets", Namespace: "apps"}, true},
 		{authorizationv1.ResourceAttributes{Verb: "update", Group: "apps", Resource: "deployments", Namespace: "apps"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "apps"}, false},
 		{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: "fargatekit-spread"}, false},

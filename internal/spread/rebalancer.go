@@ -43,11 +43,14 @@ type Rebalancer struct {
 	Metrics *Metrics
 	now     func() time.Time
 
-	// waiting holds, per controller, the Ready pods to wait for after an
-	// eviction, and until when.
+	// waiting holds, per controller, what ends its wait after an eviction
+	// or a back-off.
 	waiting map[types.UID]wait
 }
 
+// wait is a workload left alone until a time, or until it has ready Ready
+// pods again (the replacement of the pod evicted is Ready); ready 0 is a
+// back-off.
 type wait struct {
 	ready int
 	until time.Time
@@ -93,7 +96,7 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		}
 		ownerName := g.owner.Kind + "/" + g.owner.Name
 		r.Metrics.skew.WithLabelValues(g.ns, ownerName).Set(float64(spread.Skew(load, names)))
-		if w, ok := r.waiting[g.owner.UID]; ok && ready < w.ready && now().Before(w.until) {
+		if r.waits(ctx, g, ready, now()) {
 			continue // the replacement of the last eviction is not Ready yet, or backing off
 		}
 		delete(r.waiting, g.owner.UID)
@@ -110,9 +113,49 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 			return true
 		}
 		// Not evicted: leave this workload alone for a while, go on with the others.
-		r.waiting[g.owner.UID] = wait{ready: len(members) + 1, until: now().Add(backOff)}
+		r.waiting[g.owner.UID] = wait{until: now().Add(backOff)}
 	}
 	return false
+}
+
+// waits reports whether a workload with ready Ready pods is still left
+// alone: backing off, or waiting for the replacement of the pod it evicted,
+// unless it was scaled down meanwhile to what is Ready.
+func (r *Rebalancer) waits(ctx context.Context, g group, ready int, now time.Time) bool {
+	w, ok := r.waiting[g.owner.UID]
+	switch {
+	case !ok || !now.Before(w.until):
+		return false
+	case w.ready == 0:
+		return true
+	case ready >= w.ready:
+		return false
+	}
+	want, ok := r.replicas(ctx, g)
+	return !ok || ready < want
+}
+
+// replicas reads the replicas a ReplicaSet or StatefulSet wants.
+func (r *Rebalancer) replicas(ctx context.Context, g group) (int, bool) {
+	var n *int32
+	switch g.owner.Kind {
+	case "ReplicaSet":
+		rs, err := r.Client.AppsV1().ReplicaSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{})
+		if err != nil {
+			return 0, false
+		}
+		n = rs.Spec.Replicas
+	case "StatefulSet":
+		ss, err := r.Client.AppsV1().StatefulSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{})
+		if err != nil {
+			return 0, false
+		}
+		n = ss.Spec.Replicas
+	}
+	if n == nil {
+		return 0, false
+	}
+	return int(*n), true
 }
 
 // groups gathers the live pods of opted-in controllers by controller, in a

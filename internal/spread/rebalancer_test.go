@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,6 +73,16 @@ func TestRebalancerPass(t *testing.T) {
 	*now = now.Add(backOff + time.Second)
 	if r.Pass(ctx) || blocked() != 2 || len(evicted) != 1 {
 		t.Errorf("after the back-off: evicted %v, %v blocked; want a-held tried (and refused) again", evicted, blocked())
+	}
+	// b-free is scaled down to its two Ready pods before the replacement
+	// came: the wait is over, and its skew (both in one AZ) is evened out.
+	two := int32(2)
+	if _, err := client.AppsV1().StatefulSets("apps").Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "b-free", Namespace: "apps"},
+		Spec: appsv1.StatefulSetSpec{Replicas: &two}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Pass(ctx) || len(evicted) != 2 || evicted[1] != "b-free-1" {
+		t.Errorf("after b-free's scale-down: evicted %v; want b-free-1 evicted", evicted)
 	}
 	if got := testutil.ToFloat64(p.metrics.skew.WithLabelValues("apps", "StatefulSet/a-held")); got != 3 {
 		t.Errorf("skew of a-held = %v, want 3", got)
