@@ -6,6 +6,8 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,11 +16,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// BenchmarkScan times `fargatekit scan` on an emulated cluster of 5,000 pods
-// (50 Deployments of 100 replicas on the 100 EC2 nodes of
-// examples/emulator/scale, and 20 on Fargate), next to one
+// BenchmarkScan times `fargatekit scan` and `fargatekit upgrade plan` on an
+// emulated cluster of 5,000 pods (50 Deployments of 100 replicas on the 100
+// EC2 nodes of examples/emulator/scale, and 20 on Fargate), next to one
 // `kubectl get pods,nodes,deployments,replicasets -A -o json` on the same
-// cluster: the list that bounds what scan can do. docs/benchmarks.md quotes it.
+// cluster: the list that bounds what they can do. docs/benchmarks.md quotes
+// it.
 func BenchmarkScan(b *testing.B) {
 	c := start(b, "scale")
 	c.namespace("load")
@@ -56,6 +59,12 @@ func BenchmarkScan(b *testing.B) {
 	if pods != deployments*replicas+20 || r.Cluster.Nodes.EC2 != 100 {
 		b.Fatalf("scan saw %d pods and %d EC2 nodes, want %d and 100", pods, r.Cluster.Nodes.EC2, deployments*replicas+20)
 	}
+	// And so does upgrade plan's: the node group to update, web to restart.
+	plan := c.upgradePlan(env, "1.35")
+	if cmds := plan.Hops[0].commands(); !slices.Contains(cmds, "aws eks update-nodegroup-version --cluster-name bench --nodegroup-name workers --kubernetes-version 1.35") ||
+		!slices.ContainsFunc(cmds, func(s string) bool { return strings.HasPrefix(s, "kubectl rollout restart -n apps deployment/web") }) {
+		b.Fatalf("upgrade plan's commands: %v", cmds)
+	}
 	run := func(b *testing.B, name string, args ...string) {
 		var maxRSS int64
 		for b.Loop() {
@@ -73,6 +82,7 @@ func BenchmarkScan(b *testing.B) {
 		b.ReportMetric(float64(maxRSS)/1024, "MB-maxrss")
 	}
 	b.Run("scan", func(b *testing.B) { run(b, fargatekitBin, "scan", "-o", "json") })
+	b.Run("upgrade-plan", func(b *testing.B) { run(b, fargatekitBin, "upgrade", "plan", "-o", "json") })
 	b.Run("kubectl-get", func(b *testing.B) {
 		run(b, filepath.Join(c.binDir, "kubectl"), "get", "pods,nodes,deployments,replicasets", "-A", "-o", "json")
 	})
