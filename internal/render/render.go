@@ -64,7 +64,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // libraries report them, the template or file at fault.
 func (o *Options) Expand(path string, info fs.FileInfo) (docs []Document, handled bool, err error) {
 	if info.IsDir() {
-		if isFile(filepath.Join(path, "Chart.yaml")) {
+		if IsChart(path) {
 			docs, err := o.chartDir(path)
 			return docs, true, err
 		}
@@ -79,6 +79,9 @@ func (o *Options) Expand(path string, info fs.FileInfo) (docs []Document, handle
 	}
 	return o.chartArchive(path)
 }
+
+// IsChart reports whether dir is a Helm chart's directory.
+func IsChart(dir string) bool { return isFile(filepath.Join(dir, "Chart.yaml")) }
 
 func isFile(path string) bool {
 	info, err := os.Stat(path)

@@ -37,6 +37,11 @@ type Facts struct {
 	// Declared are objects as written (last-applied configurations, Helm
 	// releases), whose API versions may be removed on the way.
 	Declared []*object.Object
+	// Apply maps the files of declared objects that are not applied with
+	// `kubectl apply -f FILE` to the command that applies them: a chart's
+	// templates to helm upgrade, a kustomization's resources to kubectl
+	// apply -k.
+	Apply map[string]string
 	// Insights are EKS's upgrade insights (ListInsights).
 	Insights []Insight
 	// Policy is what EKS refuses where that is unconfirmed.

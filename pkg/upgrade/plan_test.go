@@ -276,6 +276,8 @@ func TestSelectorChanges(t *testing.T) {
 		file("Deployment", "default", "new", "deploy/new.yaml", labels("app", "new")),
 	}
 	f.Declared[3].Source = object.Source{}
+	// store's file is a kustomization's resource: applied with -k.
+	f.Apply = map[string]string{"deploy/store.yaml": "kubectl apply -k deploy"}
 	p, err := Build(f, "1.35")
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +311,7 @@ func TestSelectorChanges(t *testing.T) {
 		},
 		"Change the selector of StatefulSet default/store without taking it down": {
 			"kubectl delete statefulset -n default store --cascade=orphan",
-			"kubectl apply -f deploy/store.yaml",
+			"kubectl apply -k deploy",
 			"kubectl delete pod -n default store-0 && kubectl rollout status -n default statefulset/store",
 			"kubectl delete pod -n default store-1 && kubectl rollout status -n default statefulset/store",
 		},

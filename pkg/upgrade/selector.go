@@ -65,6 +65,7 @@ func (a *analysis) selectorChanges(h *Hop) []Step {
 // is deleted leaving its pods, and they are replaced one at a time.
 func (a *analysis) selectorMigration(cur *object.Object, file string) []string {
 	ns, name := cur.Ref.Namespace, cur.Ref.Name
+	apply := cmp.Or(a.f.Apply[file], "kubectl apply -f "+file)
 	kind := strings.ToLower(cur.Ref.Kind)
 	if cur.Ref.Kind == "Deployment" {
 		tmp := name + MigrationSuffix
@@ -73,14 +74,14 @@ func (a *analysis) selectorMigration(cur *object.Object, file string) []string {
 			fmt.Sprintf("kubectl get deployment -n %s %s -o json | kubectl patch --local -f - --type merge -p '%s' -o json | kubectl create -f -", ns, name, copyPatch),
 			fmt.Sprintf("kubectl rollout status -n %s deployment/%s", ns, tmp),
 			fmt.Sprintf("kubectl delete deployment -n %s %s", ns, name),
-			fmt.Sprintf("kubectl apply -f %s", file),
+			apply,
 			fmt.Sprintf("kubectl rollout status -n %s deployment/%s", ns, name),
 			fmt.Sprintf("kubectl delete deployment -n %s %s", ns, tmp),
 		}
 	}
 	out := []string{
 		fmt.Sprintf("kubectl delete %s -n %s %s --cascade=orphan", kind, ns, name),
-		fmt.Sprintf("kubectl apply -f %s", file),
+		apply,
 	}
 	for _, p := range a.podsOf(cur.Ref) {
 		out = append(out, fmt.Sprintf("kubectl delete pod -n %s %s && kubectl rollout status -n %s %s/%s", ns, p.Name, ns, kind, name))

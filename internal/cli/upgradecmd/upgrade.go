@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -170,7 +171,14 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	}
 	if len(f.paths) > 0 {
 		f.render.Namespace, f.render.KubeVersion = "default", to
-		loader := &manifest.Loader{Skip: set.Ignored, Expand: f.render.Expand}
+		facts.Apply = map[string]string{}
+		loader := &manifest.Loader{Skip: set.Ignored, Expand: func(path string, info fs.FileInfo) ([]manifest.Document, bool, error) {
+			docs, handled, err := f.render.Expand(path, info)
+			for _, d := range docs { // how the rendered objects are applied
+				facts.Apply[d.File] = applyCommand(path, info)
+			}
+			return docs, handled, err
+		}}
 		loader.Load(f.paths, func(o *object.Object) { facts.Declared = append(facts.Declared, o) },
 			func(e manifest.Error) { errs = append(errs, e) })
 	}
@@ -179,6 +187,16 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 		return nil, nil, fmt.Errorf("--to: %w", err)
 	}
 	return p, errs, nil
+}
+
+// applyCommand is how the objects rendered from a path Expand handled are
+// applied: a kustomization with kubectl apply -k, a chart with helm upgrade
+// of the release that installed it.
+func applyCommand(path string, info fs.FileInfo) string {
+	if info.IsDir() && !render.IsChart(path) {
+		return "kubectl apply -k " + path
+	}
+	return "helm upgrade RELEASE " + path + "  # RELEASE: the release that installed it, with its values"
 }
 
 // Read reads what a plan needs: the control plane's version, the node
