@@ -31,6 +31,12 @@ type Set struct {
 	// NodeGroups counts the EC2 node groups the source declares (eksctl
 	// managedNodeGroups and nodeGroups).
 	NodeGroups int
+	// Version is the cluster's Kubernetes minor version, when the source
+	// says it (eksctl metadata.version, the emulator's kubernetesVersion).
+	Version string
+	// Managed are the managed node groups the source declares (eksctl and
+	// emulator managedNodeGroups).
+	Managed []ManagedNodeGroup
 	// Format says which kind of source it was.
 	Format Format
 	// PrivateSubnets are the cluster's private subnet IDs, in which a
@@ -38,6 +44,16 @@ type Set struct {
 	// SubnetAZ their AZs; empty when the source does not say.
 	PrivateSubnets []string
 	SubnetAZ       map[string]string
+}
+
+// ManagedNodeGroup is a managed node group a source declares.
+type ManagedNodeGroup struct {
+	Name string
+	// Version is its Kubernetes minor version: the cluster's unless the
+	// source says otherwise.
+	Version string
+	// ReleaseVersion is its AMI release, "" when the source does not say.
+	ReleaseVersion string
 }
 
 // Format is a kind of profile source.
@@ -57,11 +73,15 @@ type clusterConfig struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
-		Name string `json:"name"`
+		Name    string `json:"name"`
+		Version string `json:"version"`
 	} `json:"metadata"`
-	ManagedNodeGroups []struct{} `json:"managedNodeGroups"`
-	NodeGroups        []struct{} `json:"nodeGroups"`
-	FargateProfiles   []struct {
+	ManagedNodeGroups []struct {
+		Name           string `json:"name"`
+		ReleaseVersion string `json:"releaseVersion"`
+	} `json:"managedNodeGroups"`
+	NodeGroups      []struct{} `json:"nodeGroups"`
+	FargateProfiles []struct {
 		Name      string             `json:"name"`
 		Selectors []fargate.Selector `json:"selectors"`
 		Subnets   []string           `json:"subnets"`
@@ -164,7 +184,11 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return Set{}, fmt.Errorf("eksctl ClusterConfig: %w", err)
 	}
-	set := Set{Cluster: cc.Metadata.Name, NodeGroups: len(cc.ManagedNodeGroups) + len(cc.NodeGroups), Format: FormatEksctl}
+	set := Set{Cluster: cc.Metadata.Name, NodeGroups: len(cc.ManagedNodeGroups) + len(cc.NodeGroups), Format: FormatEksctl,
+		Version: cc.Metadata.Version}
+	for _, ng := range cc.ManagedNodeGroups {
+		set.Managed = append(set.Managed, ManagedNodeGroup{Name: ng.Name, Version: cc.Metadata.Version, ReleaseVersion: ng.ReleaseVersion})
+	}
 	var errs []error
 	for i, p := range cc.FargateProfiles {
 		errs = append(errs, set.admit(fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}, fmt.Sprintf("fargateProfiles[%d]", i), false))
@@ -196,7 +220,10 @@ func parseEmulatorConfig(data []byte) (Set, error) {
 		return Set{}, fmt.Errorf("emulator configuration: %w", err)
 	}
 	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator,
-		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}}
+		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}, Version: cfg.KubernetesVersion}
+	for _, ng := range cfg.NodeGroups {
+		set.Managed = append(set.Managed, ManagedNodeGroup{Name: ng.Name, Version: cmp.Or(ng.KubeletVersion, cfg.KubernetesVersion), ReleaseVersion: ng.ReleaseVersion})
+	}
 	for az, sn := range cfg.VPC.Subnets.Private {
 		set.SubnetAZ[sn.ID] = az
 	}

@@ -42,6 +42,10 @@ type Facts struct {
 	// templates to helm upgrade, a kustomization's resources to kubectl
 	// apply -k.
 	Apply map[string]string
+	// Eksctl, when set, is the eksctl ClusterConfig file the cluster is
+	// managed with: the steps update it with eksctl, and the file's
+	// metadata.version first.
+	Eksctl string
 	// Insights are EKS's upgrade insights (ListInsights).
 	Insights []Insight
 	// Policy is what EKS refuses where that is unconfirmed.
@@ -245,7 +249,6 @@ func newAnalysis(f Facts) *analysis {
 
 func (a *analysis) hop(from, to string, first bool) Hop {
 	h := Hop{From: from, To: to, Issues: []Issue{}}
-	cluster := a.f.Cluster
 	// Before the update: removed APIs; in the first hop, what is behind.
 	a.insights(&h)
 	if mig := a.removedAPIs(&h, first); len(mig) > 0 {
@@ -259,25 +262,22 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 				behind = append(behind, ng)
 				h.Issues = append(h.Issues, Issue{Kind: NodegroupBehind, Severity: Blocker, Subject: "node group " + ng.Name,
 					Message: fmt.Sprintf("is on %s: EKS refuses to update the control plane until every node group is on %s", ng.Version, from),
-					Fix:     nodegroupUpdate(cluster, ng.Name, from)})
+					Fix:     a.nodegroupUpdate(ng.Name, from)})
 			}
 		}
 		if len(behind) > 0 {
-			h.Steps = append(h.Steps, Step{Title: "Update the node groups behind the control plane to " + from, Commands: nodegroupCommands(cluster, behind, from)})
+			h.Steps = append(h.Steps, Step{Title: "Update the node groups behind the control plane to " + from, Commands: a.nodegroupCommands(behind, from)})
 		}
 		if restarts := a.fargateBehind(&h, from); len(restarts) > 0 {
 			h.Steps = append(h.Steps, Step{Title: "Recreate the Fargate pods on kubelets older than " + from, Commands: restarts})
 		}
 	}
-	h.Steps = append(h.Steps, Step{Title: "Update the control plane to " + to, Commands: []string{
-		fmt.Sprintf("aws eks update-cluster-version --name %s --kubernetes-version %s", cluster, to),
-		fmt.Sprintf("aws eks wait cluster-active --name %s", cluster),
-	}})
+	h.Steps = append(h.Steps, Step{Title: "Update the control plane to " + to, Commands: a.clusterUpdate(to)})
 	if len(a.f.Nodegroups) > 0 {
 		// Every node group is updated in the hop (those behind, before the
 		// control plane, updated twice): each of their nodes is drained.
 		a.drains(&h, a.f.Nodegroups)
-		h.Steps = append(h.Steps, Step{Title: "Update the node groups to " + to, Commands: nodegroupCommands(cluster, a.f.Nodegroups, to)})
+		h.Steps = append(h.Steps, Step{Title: "Update the node groups to " + to, Commands: a.nodegroupCommands(a.f.Nodegroups, to)})
 	}
 	if restarts := a.fargateRestarts(""); len(restarts) > 0 {
 		h.Steps = append(h.Steps, Step{Title: "Recreate the Fargate pods, so that they run kubelets of " + to, Commands: restarts})
@@ -285,15 +285,37 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 	return h
 }
 
-func nodegroupUpdate(cluster, name, version string) string {
-	return fmt.Sprintf("aws eks update-nodegroup-version --cluster-name %s --nodegroup-name %s --kubernetes-version %s", cluster, name, version)
+// clusterUpdate returns the commands that update the control plane: with
+// the AWS CLI, or eksctl from its ClusterConfig once it says the version.
+func (a *analysis) clusterUpdate(version string) []string {
+	if a.f.Eksctl != "" {
+		return []string{
+			fmt.Sprintf("# set metadata.version: %q in %s", version, a.f.Eksctl),
+			fmt.Sprintf("eksctl upgrade cluster -f %s --approve", a.f.Eksctl),
+		}
+	}
+	return []string{
+		fmt.Sprintf("aws eks update-cluster-version --name %s --kubernetes-version %s", a.f.Cluster, version),
+		fmt.Sprintf("aws eks wait cluster-active --name %s", a.f.Cluster),
+	}
 }
 
-func nodegroupCommands(cluster string, ngs []Nodegroup, version string) []string {
+// nodegroupUpdate is the command that updates a node group; eksctl's waits
+// for it.
+func (a *analysis) nodegroupUpdate(name, version string) string {
+	if a.f.Eksctl != "" {
+		return fmt.Sprintf("eksctl upgrade nodegroup --cluster %s --name %s --kubernetes-version %s", a.f.Cluster, name, version)
+	}
+	return fmt.Sprintf("aws eks update-nodegroup-version --cluster-name %s --nodegroup-name %s --kubernetes-version %s", a.f.Cluster, name, version)
+}
+
+func (a *analysis) nodegroupCommands(ngs []Nodegroup, version string) []string {
 	var out []string
 	for _, ng := range ngs {
-		out = append(out, nodegroupUpdate(cluster, ng.Name, version),
-			fmt.Sprintf("aws eks wait nodegroup-active --cluster-name %s --nodegroup-name %s", cluster, ng.Name))
+		out = append(out, a.nodegroupUpdate(ng.Name, version))
+		if a.f.Eksctl == "" {
+			out = append(out, fmt.Sprintf("aws eks wait nodegroup-active --cluster-name %s --nodegroup-name %s", a.f.Cluster, ng.Name))
+		}
 	}
 	return out
 }

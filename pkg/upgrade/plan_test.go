@@ -353,3 +353,36 @@ func TestInsights(t *testing.T) {
 		t.Errorf("issue %+v", got)
 	}
 }
+
+// TestEksctl: a cluster managed with eksctl is updated with eksctl, from its
+// ClusterConfig once the file says the version; the AWS CLI is not used.
+func TestEksctl(t *testing.T) {
+	f := facts()
+	f.Eksctl = "cluster.yaml"
+	p, err := Build(f, "1.34")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, s := range p.Hops[0].Steps {
+		for _, c := range s.Commands {
+			if strings.HasPrefix(c, "eksctl") || strings.HasPrefix(c, "aws") || strings.HasPrefix(c, "# set") {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	want := []string{
+		"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.33",
+		`# set metadata.version: "1.34" in cluster.yaml`,
+		"eksctl upgrade cluster -f cluster.yaml --approve",
+		"eksctl upgrade nodegroup --cluster prod --name current --kubernetes-version 1.34",
+		"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.34",
+	}
+	if diff := cmp.Diff(want, cmds); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	i := slices.IndexFunc(p.Hops[0].Issues, func(i Issue) bool { return i.Kind == NodegroupBehind })
+	if i < 0 || p.Hops[0].Issues[i].Fix != want[0] {
+		t.Errorf("the fix of the node group behind: %+v", p.Hops[0].Issues)
+	}
+}

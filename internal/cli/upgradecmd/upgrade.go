@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
@@ -73,9 +75,10 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"-o markdown writes it as a runbook for a change ticket; -o json is documented in docs/upgrade.md.\n\n" +
 			"PATHs are manifests, Helm charts and kustomizations (as check reads them, rendered for the target\n" +
 			"version) whose removed API versions count too, and whose workloads selecting other pods than the live\n" +
-			"ones get the steps that change an immutable selector without downtime. With --from VERSION the\n" +
-			"cluster is not read: the plan is that of a cluster at VERSION whose node groups and Fargate pods are\n" +
-			"unknown, from the files alone.\n\n" +
+			"ones get the steps that change an immutable selector without downtime. With --from the cluster is\n" +
+			"not read: --from VERSION plans for a cluster at VERSION whose node groups and Fargate pods are\n" +
+			"unknown, from the files alone; --from FILE takes the version and managed node groups of an eksctl\n" +
+			"ClusterConfig (and gives eksctl's commands) or of an emulator configuration.\n\n" +
 			"Exit codes: 0 the plan was made; 2 the cluster, part of it or a PATH could not be read (the plan is\n" +
 			"printed from what was read).",
 		Example: "  # The cluster of the current kubeconfig context, to the next minor version\n" +
@@ -83,7 +86,9 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"  # Two versions on, as a runbook\n" +
 			"  fargatekit upgrade plan --to 1.35 -o markdown > upgrade.md\n\n" +
 			"  # The manifests and charts of a repository, without a cluster\n" +
-			"  fargatekit upgrade plan --from 1.32 --to 1.34 deploy/ charts/web",
+			"  fargatekit upgrade plan --from 1.32 --to 1.34 deploy/ charts/web\n\n" +
+			"  # A cluster managed with eksctl, from its ClusterConfig\n" +
+			"  fargatekit upgrade plan --from cluster.yaml --to 1.35 -o markdown",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.paths = args
 			p, errs, err := run(cmd.Context(), f)
@@ -101,7 +106,7 @@ func newPlan(s streams.Streams) *cobra.Command {
 	}
 	f.add(cmd, "text, json or markdown")
 	cmd.Flags().StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
-	cmd.Flags().StringVar(&f.from, "from", "", "plan from this version without reading a cluster (the PATHs only)")
+	cmd.Flags().StringVar(&f.from, "from", "", "plan without reading a cluster, from this VERSION, or from the version and managed node groups of this eksctl ClusterConfig (then with eksctl's commands) or emulator configuration")
 	f.render.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -156,11 +161,9 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 		errs  []error
 	)
 	if f.from != "" {
-		from, err := eks.ParseMinor(f.from)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--from: %w", err)
+		if facts, err = fromFlag(f.from, f.target.ClusterName); err != nil {
+			return nil, nil, err
 		}
-		facts = &upgrade.Facts{Cluster: cmp.Or(f.target.ClusterName, "CLUSTER"), Version: from}
 	} else if facts, errs, err = Read(ctx, f.target, f.helm); err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +190,41 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 		return nil, nil, fmt.Errorf("--to: %w", err)
 	}
 	return p, errs, nil
+}
+
+// fromFlag reads --from: a version, or a file that says the cluster's
+// version and managed node groups (an eksctl ClusterConfig, whose commands
+// the plan then uses, or an emulator configuration).
+func fromFlag(from, cluster string) (*upgrade.Facts, error) {
+	if v, err := eks.ParseMinor(from); err == nil {
+		return &upgrade.Facts{Cluster: cmp.Or(cluster, "CLUSTER"), Version: v}, nil
+	}
+	if _, err := os.Stat(from); err != nil {
+		return nil, fmt.Errorf("--from %s: neither a Kubernetes version such as 1.33 nor a file: %w", from, err)
+	}
+	set, err := profiles.ReadFile(from)
+	if err != nil && set.Version == "" {
+		return nil, fmt.Errorf("--from %s: %w", from, err)
+	}
+	if set.Format != profiles.FormatEksctl && set.Format != profiles.FormatEmulator {
+		return nil, fmt.Errorf("--from %s: %s does not say the cluster's version; give a version, an eksctl ClusterConfig or an emulator configuration", from, set.Format)
+	}
+	v, err := eks.ParseMinor(set.Version)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: metadata.version: %w", from, err)
+	}
+	facts := &upgrade.Facts{Cluster: cmp.Or(cluster, set.Cluster, "CLUSTER"), Version: v}
+	if set.Format == profiles.FormatEksctl {
+		facts.Eksctl = from
+	}
+	for _, ng := range set.Managed {
+		nv, err := eks.ParseMinor(ng.Version)
+		if err != nil {
+			return nil, fmt.Errorf("--from %s: node group %s: %w", from, ng.Name, err)
+		}
+		facts.Nodegroups = append(facts.Nodegroups, upgrade.Nodegroup{Name: ng.Name, Version: nv, ReleaseVersion: ng.ReleaseVersion})
+	}
+	return facts, nil
 }
 
 // applyCommand is how the objects rendered from a path Expand handled are
