@@ -131,3 +131,28 @@ func parseFixture(t *testing.T, dir, file, data, wantErr string) Set {
 	}
 	return set
 }
+
+// FuzzParse: any file gives a set or an error, never a panic; what an
+// eksctl ClusterConfig says of its managed node groups is on the cluster's
+// version.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: shop, version: \"1.33\"}\nmanagedNodeGroups: [{name: a, releaseVersion: 1.33.0-20261101}]\nfargateProfiles: [{name: p, selectors: [{namespace: apps}]}]\n",
+		"apiVersion: fargatekit.io/v1alpha1\nkind: EmulatorConfig\nmetadata: {name: lab}\nkubernetesVersion: \"1.34\"\nmanagedNodeGroups: [{name: system, desiredCapacity: 1, instanceType: m6i.large, kubeletVersion: \"1.33\"}]\n",
+		`{"fargateProfile": {"fargateProfileName": "apps", "selectors": [{"namespace": "apps", "labels": {"a": "b"}}]}}`,
+		"kind: ClusterConfig\nmanagedNodeGroups: [{}, {name: 1}]\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		set, err := Parse("f.yaml", data)
+		if err != nil || set.Format != FormatEksctl {
+			return
+		}
+		for _, ng := range set.Managed {
+			if ng.Version != set.Version {
+				t.Errorf("node group %q on %q, the cluster on %q", ng.Name, ng.Version, set.Version)
+			}
+		}
+	})
+}

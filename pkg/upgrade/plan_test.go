@@ -386,3 +386,34 @@ func TestEksctl(t *testing.T) {
 		t.Errorf("the fix of the node group behind: %+v", p.Hops[0].Issues)
 	}
 }
+
+// FuzzBuild: any version, node group version and selector give a plan of
+// one hop per minor version, or an error; never a panic.
+func FuzzBuild(f *testing.F) {
+	f.Add("1.33", "1.35", "1.32", "app", "web", true)
+	f.Add("1.30", "1.31", "", "", "", false)
+	f.Add("v1.34.2", "1.35", "1.34", "app", "", true)
+	f.Fuzz(func(t *testing.T, from, to, ngVersion, key, value string, eksctl bool) {
+		fs := facts()
+		fs.Version = from
+		fs.Nodegroups = []Nodegroup{{Name: "ng", Version: ngVersion}}
+		if eksctl {
+			fs.Eksctl = "cluster.yaml"
+		}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default"},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}
+		fs.Declared = []*object.Object{object.FromTyped(d, "apps/v1", "Deployment", object.Source{File: "api.yaml"})}
+		p, err := Build(fs, to)
+		if err != nil {
+			return
+		}
+		for i, h := range p.Hops {
+			if h.To != eks.NextMinor(h.From) || (i > 0 && h.From != p.Hops[i-1].To) {
+				t.Fatalf("hops %+v", p.Hops)
+			}
+		}
+		if p.Hops[0].From != p.From || p.Hops[len(p.Hops)-1].To != p.To {
+			t.Fatalf("plan %s → %s, hops %+v", p.From, p.To, p.Hops)
+		}
+	})
+}
