@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fargatekit/fargatekit/pkg/deprecation"
 	"github.com/fargatekit/fargatekit/pkg/eks"
@@ -150,14 +152,14 @@ func computeInsights(version string, f InsightFacts, now time.Time) []insightJSO
 }
 
 // lookupResource finds a deprecated API by group/version and resource (the
-// kind's plural, as the metric names it).
+// kind's plural, as the metric names it, and as the API server derives it).
 func lookupResource(gv, resource string) (deprecation.API, bool) {
 	for _, api := range deprecation.All() {
 		if api.GroupVersion != gv {
 			continue
 		}
-		k := strings.ToLower(api.Kind)
-		if resource == k+"s" || resource == k+"es" || strings.HasSuffix(k, "y") && resource == strings.TrimSuffix(k, "y")+"ies" {
+		plural, _ := meta.UnsafeGuessKindToResource(schema.FromAPIVersionAndKind(gv, api.Kind))
+		if plural.Resource == resource {
 			return api, true
 		}
 	}
