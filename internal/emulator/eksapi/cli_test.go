@@ -29,7 +29,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	cfg := clusterconfig.Default()
 	cfg.Timings.ProfileCreate.Duration = 500 * time.Millisecond
 	cfg.Timings.ProfileDelete.Duration = 500 * time.Millisecond
-	run := awsCLI(t, cfg)
+	run := awsCLI(t, cfg, &fakeCluster{})
 	type profile struct {
 		FargateProfile struct {
 			FargateProfileName string           `json:"fargateProfileName"`
@@ -94,7 +94,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 // awsCLI serves the API of cfg's cluster, on the real clock, over a real
 // loopback listener (Server.Serve) and returns a function that runs the AWS
 // CLI (v1 or v2) against it.
-func awsCLI(t *testing.T, cfg *clusterconfig.Config) func(args ...string) (string, string, error) {
+func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) func(args ...string) (string, string, error) {
 	t.Helper()
 	awsCLI, err := exec.LookPath("aws")
 	if err != nil {
@@ -104,7 +104,7 @@ func awsCLI(t *testing.T, cfg *clusterconfig.Config) func(args ...string) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := eksapi.NewServer(cfg, store, &fakeCluster{})
+	srv := eksapi.NewServer(cfg, store, fc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func awsCLI(t *testing.T, cfg *clusterconfig.Config) func(args ...string) (strin
 
 // TestIntegrationAWSCLIUpgrade updates the control plane and a node group
 // with the AWS CLI: update-cluster-version, its waiter, describe-update and
-// list-updates; create-nodegroup, its waiter, update-nodegroup-version (which
+// list-updates, refused over an ERROR insight, then forced; create-nodegroup, its waiter, update-nodegroup-version (which
 // stays InProgress here: the node controller of the emulator finishes it)
 // and the error for a skipped minor version.
 func TestIntegrationAWSCLIUpgrade(t *testing.T) {
@@ -154,7 +154,10 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 	cfg.KubernetesVersion = "1.34"
 	cfg.Timings.ClusterUpdate.Duration = 300 * time.Millisecond
 	cfg.Timings.NodegroupCreate.Duration = 300 * time.Millisecond
-	run := awsCLI(t, cfg)
+	// A client requested an API that 1.35 removes: its insight is in ERROR.
+	fc := &fakeCluster{insights: eksapi.InsightFacts{Deprecated: []eksapi.DeprecatedRequest{
+		{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses", RemovedRelease: "1.35"}}}}
+	run := awsCLI(t, cfg, fc)
 	must := func(args ...string) map[string]any {
 		t.Helper()
 		out, stderr, err := run(args...)
@@ -182,7 +185,11 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 	if want := "An error occurred (InvalidParameterException) when calling the UpdateClusterVersion operation: unsupported Kubernetes version"; err == nil || !strings.Contains(stderr, want) {
 		t.Errorf("update to 1.36: %v, stderr %q, want %q", err, stderr, want)
 	}
-	up := must("eks", "update-cluster-version", "--name", cluster, "--kubernetes-version", "1.35")
+	_, stderr, err = run("eks", "update-cluster-version", "--name", cluster, "--kubernetes-version", "1.35")
+	if want := "An error occurred (InvalidStateException) when calling the UpdateClusterVersion operation: Amazon EKS detected upgrade readiness issues."; err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("update over an ERROR insight: %v, stderr %q, want %q", err, stderr, want)
+	}
+	up := must("eks", "update-cluster-version", "--name", cluster, "--kubernetes-version", "1.35", "--force")
 	id, _ := field(up, "update", "id").(string)
 	if st := field(up, "update", "status"); st != "InProgress" || id == "" {
 		t.Fatalf("update-cluster-version: %v", up)

@@ -221,8 +221,9 @@ type updateVersionInput struct {
 // version, after EKS's checks in this order: idempotency, an update in
 // progress, the version itself, node groups behind, Fargate nodes behind
 // (fargateBehind: node name → kubelet minor version, those older than the
-// control plane; refused when the upgrade policy says so).
-func (s *Store) updateClusterVersion(in updateVersionInput, fargateBehind map[string]string) (UpdateState, error) {
+// control plane; refused when the upgrade policy says so), then, unless
+// forced, upgrade insights of that version in ERROR (readinessErrors).
+func (s *Store) updateClusterVersion(in updateVersionInput, fargateBehind map[string]string, readinessErrors bool) (UpdateState, error) {
 	cluster := s.cfg.Metadata.Name
 	var out UpdateState
 	err := s.update(func() (bool, error) {
@@ -255,6 +256,9 @@ func (s *Store) updateClusterVersion(in updateVersionInput, fargateBehind map[st
 		if len(fargateBehind) > 0 && s.policy.RefuseFargateBehind {
 			nodes := slices.Sorted(maps.Keys(fargateBehind))
 			return false, errFargateBehind(cluster, strings.Join(nodes, ","), c.Version)
+		}
+		if readinessErrors && !in.Force {
+			return false, errUpgradeReadiness(cluster)
 		}
 		out = s.newUpdateLocked("", VersionUpdate, in.ClientRequestToken,
 			UpdateParam{"Version", in.Version}, UpdateParam{"PlatformVersion", PlatformVersion})
@@ -344,8 +348,23 @@ func (s *Server) updateClusterVersion(w http.ResponseWriter, r *http.Request, cl
 			}
 		}
 	}
-	u, err := s.store.updateClusterVersion(in, behind)
+	readinessErrors := false
+	if !in.Force {
+		all, ok := s.insights(w, r)
+		if !ok {
+			return
+		}
+		readinessErrors = slices.ContainsFunc(all, func(i insightJSON) bool { return blocks(i, in.Version) })
+	}
+	u, err := s.store.updateClusterVersion(in, behind, readinessErrors)
 	respond(s, w, u, err, toUpdateJSON)
+}
+
+// blocks reports whether an insight blocks an update to version unless
+// forced: it is in ERROR for that version, and not kubelet skew, which the
+// node group and Fargate checks stand for.
+func blocks(i insightJSON, version string) bool {
+	return i.KubernetesVersion == version && i.InsightStatus.Status == InsightError && i.Name != kubeletSkew
 }
 
 func (s *Server) describeUpdate(w http.ResponseWriter, cluster, id string, q url.Values) {

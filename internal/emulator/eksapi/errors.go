@@ -11,6 +11,7 @@ import (
 const (
 	typeBadRequest            = "BadRequestException"
 	typeInvalidParameter      = "InvalidParameterException"
+	typeInvalidState          = "InvalidStateException"
 	typeNotFound              = "NotFoundException"
 	typeResourceInUse         = "ResourceInUseException"
 	typeResourceLimitExceeded = "ResourceLimitExceededException"
@@ -196,6 +197,16 @@ func errNodegroupsBehind(cluster, names, version string) *apiError {
 // that Fargate pods must be recreated first, not the error).
 func errFargateBehind(cluster, nodes, version string) *apiError {
 	return newAPIError(typeInvalidParameter, http.StatusBadRequest, cluster, "", "Update failed because of Fargate nodes %s must be updated to match cluster version %s before updating cluster version: recreate their pods", nodes, version)
+}
+
+// errUpgradeReadiness answers an UpdateClusterVersion without force while
+// upgrade insights of the new version are in ERROR. Documented: the API
+// reference's InvalidStateException (HTTP 400, its text is the message
+// here) and UpdateClusterVersion's force, "override upgrade-blocking
+// readiness checks". Which insights block is unconfirmed: here those in
+// ERROR but kubelet skew, which the node group and Fargate checks cover.
+func errUpgradeReadiness(cluster string) *apiError {
+	return newAPIError(typeInvalidState, http.StatusBadRequest, cluster, "", "Amazon EKS detected upgrade readiness issues. Call the ListInsights API to view detected upgrade blocking issues. Pass the force flag when updating to override upgrade readiness errors.")
 }
 
 // errUpdateInProgress answers an update while another of the same resource

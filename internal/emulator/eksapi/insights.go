@@ -83,6 +83,9 @@ type deprecationDetail struct {
 	ClientStats                    []any  `json:"clientStats"`
 }
 
+// kubeletSkew is the name of the kubelet version skew insight.
+const kubeletSkew = "Kubelet version skew"
+
 // insightNamespace makes the insights' IDs: the same insight keeps its ID.
 var insightNamespace = uuid.MustParse("6f1d1a52-4c8e-4f0a-9d7c-0e6a1b2c3d4e")
 
@@ -102,7 +105,7 @@ func computeInsights(version string, f InsightFacts, now time.Time) []insightJSO
 			KubernetesVersion: kv, LastRefreshTime: epochSeconds(now), LastTransitionTime: epochSeconds(now), Description: desc,
 		}
 	}
-	skew := mk("Kubelet version skew", next, "Checks for nodes whose kubelet is older than the control plane, which must be updated before the control plane moves on.")
+	skew := mk(kubeletSkew, next, "Checks for nodes whose kubelet is older than the control plane, which must be updated before the control plane moves on.")
 	skew.Recommendation = "Update the managed node groups to the control plane's version, and recreate the Fargate pods on older kubelets."
 	skew.Resources = []insightResource{}
 	for _, n := range slices.Sorted(maps.Keys(f.Kubelets)) {

@@ -376,3 +376,37 @@ func TestInsights(t *testing.T) {
 		t.Errorf("unknown insight: %s", got)
 	}
 }
+
+// TestUpdateOverInsights: an ERROR upgrade insight of the new version
+// refuses UpdateClusterVersion with InvalidStateException unless forced; a
+// WARNING one (of the version after) does not, nor kubelet skew (of a node
+// the node group and Fargate checks do not see).
+func TestUpdateOverInsights(t *testing.T) {
+	const refused = "*types.InvalidStateException: Amazon EKS detected upgrade readiness issues. Call the ListInsights API to view detected upgrade blocking issues. Pass the force flag when updating to override upgrade readiness errors."
+	for _, tc := range []struct {
+		name    string
+		removed string // the release that removes the API requested
+		force   bool
+		want    string
+	}{
+		{name: "removed by the update", removed: "1.35", want: refused},
+		{name: "forced", removed: "1.35", force: true},
+		{name: "removed by the next one: a warning", removed: "1.36"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil })
+			e.cluster.insights = eksapi.InsightFacts{
+				Kubelets:   map[string]string{"ip-10-0-1-1.ec2.internal": "1.33"},
+				Deprecated: []eksapi.DeprecatedRequest{{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses", RemovedRelease: tc.removed}},
+			}
+			_, err := e.client.UpdateClusterVersion(context.Background(), &eks.UpdateClusterVersionInput{
+				Name: aws.String(cluster), Version: aws.String("1.35"), Force: tc.force})
+			if got := apiError(err); got != tc.want {
+				t.Errorf("UpdateClusterVersion: %q, want %q", got, tc.want)
+			}
+			if v, st := e.cluster134(); (tc.want == "") != (st == "UPDATING") {
+				t.Errorf("the cluster: %s %s", v, st)
+			}
+		})
+	}
+}
