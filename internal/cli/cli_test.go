@@ -217,3 +217,30 @@ func TestRulesOutputs(t *testing.T) {
 		t.Errorf("rules -o yaml: exit %d, want 2", code)
 	}
 }
+
+// TestUpgradeCheckExitCodes: upgrade check exits 1 when the next hop is
+// blocked (an API it removes is declared), 0 when it can go, 2 when a
+// path cannot be read.
+func TestUpgradeCheckExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	removed := filepath.Join(dir, "removed.yaml")
+	if err := os.WriteFile(removed, []byte("apiVersion: flowcontrol.apiserver.k8s.io/v1beta3\nkind: FlowSchema\nmetadata: {name: batch}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"blocked", []string{"upgrade", "check", "--from", "1.31", removed}, 1},
+		{"removed already: still blocked", []string{"upgrade", "check", "--from", "1.33", removed}, 1},
+		{"nothing declared: ready", []string{"upgrade", "check", "--from", "1.30"}, 0},
+		{"a path missing", []string{"upgrade", "check", "--from", "1.30", filepath.Join(dir, "nope.yaml")}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, out, stderr := run(t, "", tc.args...); code != tc.want {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.want, out, stderr)
+			}
+		})
+	}
+}

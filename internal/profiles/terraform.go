@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +20,7 @@ import (
 const (
 	tfProfileType   = "aws_eks_fargate_profile"
 	tfNodeGroupType = "aws_eks_node_group"
+	tfClusterType   = "aws_eks_cluster"
 )
 
 // Action is what a change does to one profile.
@@ -80,6 +82,9 @@ type TerraformPlan struct {
 	// after the change, sorted by address; EC2Capacity tells whether they
 	// give the cluster EC2 nodes.
 	NodeGroups []NodeGroup
+	// Clusters are the aws_eks_cluster resources, sorted by address, as
+	// they are before the change (after it, for one it creates).
+	Clusters []EKSCluster
 	// TerraformVersion is the version of Terraform that wrote the file.
 	TerraformVersion string
 }
@@ -100,6 +105,39 @@ type NodeGroup struct {
 	// DesiredSize is scaling_config[0].desired_size of the node group after
 	// the change if present then, else before; -1 when unknown.
 	DesiredSize int
+	// Name, Version and ReleaseVersion are node_group_name, version and
+	// release_version before the change (after it, for one it creates):
+	// what the node group runs. Empty when unknown.
+	Name, Version, ReleaseVersion string
+}
+
+// EKSCluster is an aws_eks_cluster of a plan or state.
+type EKSCluster struct {
+	Address string
+	// Name and Version are its name and Kubernetes version: empty when
+	// unknown until apply.
+	Name, Version string
+}
+
+// EKSCluster returns the aws_eks_cluster named name, or the only one when
+// name is "".
+func (p *TerraformPlan) EKSCluster(name string) (EKSCluster, error) {
+	var names []string
+	for _, c := range p.Clusters {
+		if name != "" && c.Name == name {
+			return c, nil
+		}
+		names = append(names, cmp.Or(c.Name, c.Address))
+	}
+	switch {
+	case len(names) == 0:
+		return EKSCluster{}, errors.New("no aws_eks_cluster in the Terraform plan or state")
+	case name != "":
+		return EKSCluster{}, fmt.Errorf("no aws_eks_cluster named %s in the Terraform plan or state, only %s", name, strings.Join(names, ", "))
+	case len(names) > 1:
+		return EKSCluster{}, fmt.Errorf("%d aws_eks_cluster resources (%s): name the cluster", len(names), strings.Join(names, ", "))
+	}
+	return p.Clusters[0], nil
 }
 
 // EC2Capacity reports whether the cluster keeps EC2 nodes through the
@@ -214,6 +252,7 @@ func parseTerraform(data []byte) (*TerraformPlan, error) {
 func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 	out := &TerraformPlan{TerraformVersion: p.TerraformVersion}
 	nodeGroups := map[string]*NodeGroup{}
+	clusters := map[string]EKSCluster{}
 	var errs []error
 	for _, rc := range p.ResourceChanges {
 		if rc == nil || rc.Mode == tfjson.DataResourceMode || rc.Change == nil {
@@ -231,6 +270,10 @@ func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 			if ng, ok := nodeGroupChange(rc); ok {
 				nodeGroups[ng.Address] = &ng
 			}
+		case tfClusterType:
+			if !rc.Change.Actions.Read() {
+				clusters[rc.Address] = eksCluster(rc.Address, current(rc.Change))
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -240,25 +283,31 @@ func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 	// left as it is: present before and after, as the prior state has it.
 	if p.PriorState != nil {
 		walkState(p.PriorState.Values, func(r *tfjson.StateResource, _ string) {
-			if addr := stateAddress(r); r.Type == tfNodeGroupType && nodeGroups[addr] == nil {
-				nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
-					Before: true, After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
+			addr := stateAddress(r)
+			switch {
+			case r.Type == tfNodeGroupType && nodeGroups[addr] == nil:
+				nodeGroups[addr] = stateNodeGroup(addr, r.AttributeValues, true)
+			case r.Type == tfClusterType && r.DeposedKey == "":
+				if _, ok := clusters[addr]; !ok {
+					clusters[addr] = eksCluster(addr, r.AttributeValues)
+				}
 			}
 		})
 	}
 	walkState(p.PlannedValues, func(r *tfjson.StateResource, _ string) {
 		if addr := stateAddress(r); r.Type == tfNodeGroupType && nodeGroups[addr] == nil {
-			nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
-				After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
+			nodeGroups[addr] = stateNodeGroup(addr, r.AttributeValues, false)
 		}
 	})
 	out.NodeGroups = sortedNodeGroups(nodeGroups)
+	out.Clusters = sortedClusters(clusters)
 	return out, nil
 }
 
 func fromState(s *tfjson.State) (*TerraformPlan, error) {
 	out := &TerraformPlan{TerraformVersion: s.TerraformVersion}
 	nodeGroups := map[string]*NodeGroup{}
+	clusters := map[string]EKSCluster{}
 	var errs []error
 	walkState(s.Values, func(r *tfjson.StateResource, module string) {
 		addr := stateAddress(r)
@@ -276,14 +325,18 @@ func fromState(s *tfjson.State) (*TerraformPlan, error) {
 				Action: ActionNoop, Before: &before, After: &after,
 			})
 		case tfNodeGroupType:
-			nodeGroups[addr] = &NodeGroup{Address: addr, Cluster: str(r.AttributeValues["cluster_name"]),
-				Before: true, After: true, DesiredSize: desiredSize(r.AttributeValues, nil)}
+			nodeGroups[addr] = stateNodeGroup(addr, r.AttributeValues, true)
+		case tfClusterType:
+			if r.DeposedKey == "" {
+				clusters[addr] = eksCluster(addr, r.AttributeValues)
+			}
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	out.NodeGroups = sortedNodeGroups(nodeGroups)
+	out.Clusters = sortedClusters(clusters)
 	return out, nil
 }
 
@@ -317,6 +370,7 @@ func nodeGroupChange(rc *tfjson.ResourceChange) (ng NodeGroup, ok bool) {
 		ng.Before, ng.After = ch.Before != nil, ch.After != nil
 	}
 	before, after := asObject(ch.Before), asObject(ch.After)
+	ng.setVersions(current(ch))
 	ng.Cluster = str(before["cluster_name"])
 	if ng.After && after != nil {
 		ng.Cluster = cmp.Or(str(after["cluster_name"]), ng.Cluster)
@@ -325,6 +379,42 @@ func nodeGroupChange(rc *tfjson.ResourceChange) (ng NodeGroup, ok bool) {
 		ng.DesiredSize = desiredSize(before, nil)
 	}
 	return ng, true
+}
+
+// stateNodeGroup is a node group of a state (the prior state of a plan:
+// present before; its planned values: created by it), still there after.
+func stateNodeGroup(addr string, values map[string]any, before bool) *NodeGroup {
+	ng := &NodeGroup{Address: addr, Cluster: str(values["cluster_name"]), Before: before, After: true, DesiredSize: desiredSize(values, nil)}
+	ng.setVersions(values)
+	return ng
+}
+
+// setVersions reads the name and versions of a node group's values.
+func (ng *NodeGroup) setVersions(values map[string]any) {
+	ng.Name, ng.Version, ng.ReleaseVersion = str(values["node_group_name"]), str(values["version"]), str(values["release_version"])
+}
+
+// current is a resource's values before a change, or after it when the
+// change creates it: what is in the account now, or will be first.
+func current(ch *tfjson.Change) map[string]any {
+	if before := asObject(ch.Before); before != nil {
+		return before
+	}
+	return asObject(ch.After)
+}
+
+// eksCluster reads an aws_eks_cluster's values.
+func eksCluster(addr string, values map[string]any) EKSCluster {
+	return EKSCluster{Address: addr, Name: str(values["name"]), Version: str(values["version"])}
+}
+
+func sortedClusters(m map[string]EKSCluster) []EKSCluster {
+	if len(m) == 0 {
+		return nil
+	}
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b EKSCluster) int { return strings.Compare(a.Address, b.Address) })
+	return out
 }
 
 // desiredSize is scaling_config[0].desired_size of a node group's values,

@@ -188,7 +188,9 @@ func TestParseTerraformFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want.TerraformVersion = tfVersion
-			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			// Clusters and versions: TestParseTerraformVersions.
+			ignore := cmp.Options{cmpopts.IgnoreFields(NodeGroup{}, "Name", "Version", "ReleaseVersion"), cmpopts.IgnoreFields(TerraformPlan{}, "Clusters")}
+			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty(), ignore); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			for cluster, want := range tc.ec2 {
@@ -372,7 +374,8 @@ func TestParseTerraformMalformed(t *testing.T) {
 }
 
 func TestParseTerraformNodeGroups(t *testing.T) {
-	const ngValues = `{"cluster_name": "shop", "node_group_name": "n", "scaling_config": [{"desired_size": 2, "max_size": 3, "min_size": 1}]}`
+	const ngValues = `{"cluster_name": "shop", "node_group_name": "n", "version": "1.33", "release_version": "1.33.5-20251016",
+		"scaling_config": [{"desired_size": 2, "max_size": 3, "min_size": 1}]}`
 	plan := func(change string) string {
 		return `{"format_version": "1.2", "terraform_version": "1.9.8", "resource_changes": [{
 			"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "change": ` + change + `}]}`
@@ -383,16 +386,16 @@ func TestParseTerraformNodeGroups(t *testing.T) {
 		want       []NodeGroup
 	}{
 		{name: "forget: it stays", data: plan(`{"actions": ["forget"], "before": ` + ngValues + `, "after": null}`),
-			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"}}},
 		{name: "replaced, scaled to zero", data: plan(`{"actions": ["delete", "create"], "before": ` + ngValues + `,
 			"after": {"cluster_name": "shop", "scaling_config": [{"desired_size": 0}]}, "after_unknown": {"arn": true}}`),
-			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 0}}},
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 0, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"}}},
 		{name: "cluster unknown after: the one before", data: plan(`{"actions": ["create", "delete"], "before": ` + ngValues + `,
 			"after": {"scaling_config": [{"desired_size": 2}]}, "after_unknown": {"cluster_name": true}}`),
-			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"}}},
 		{name: "scaling_config unknown", data: plan(`{"actions": ["update"], "before": ` + ngValues + `,
 			"after": {"cluster_name": "shop"}, "after_unknown": {"scaling_config": true}}`),
-			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: -1}}},
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: -1, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"}}},
 		{name: "desired size of the wrong type", data: plan(`{"actions": ["no-op"], "before": {"cluster_name": "shop", "scaling_config": [{"desired_size": "2"}]},
 			"after": {"cluster_name": "shop", "scaling_config": [{"desired_size": "2"}]}}`),
 			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: -1}}},
@@ -401,8 +404,8 @@ func TestParseTerraformNodeGroups(t *testing.T) {
 			"prior_state": {"format_version": "1.0", "values": {"root_module": {"resources": [
 				{"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "values": ` + ngValues + `},
 				{"address": "aws_eks_node_group.n", "mode": "managed", "type": "aws_eks_node_group", "name": "n", "deposed_key": "0a1b2c3d", "values": ` + ngValues + `}]}}}}`,
-			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2},
-				{Address: addr + " (deposed 0a1b2c3d)", Cluster: "shop", Before: true, After: true, DesiredSize: 2}}},
+			want: []NodeGroup{{Address: addr, Cluster: "shop", Before: true, After: true, DesiredSize: 2, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"},
+				{Address: addr + " (deposed 0a1b2c3d)", Cluster: "shop", Before: true, After: true, DesiredSize: 2, Name: "n", Version: "1.33", ReleaseVersion: "1.33.5-20251016"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseTerraform("plan.json", []byte(tc.data))
@@ -542,4 +545,89 @@ func FuzzParseTerraform(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseTerraformVersions(t *testing.T) {
+	const (
+		cluster = "module.eks.aws_eks_cluster.this[0]"
+		ngAddr  = `module.eks.module.eks_managed_node_group["default"].aws_eks_node_group.this[0]`
+		ngName  = "default-20240611092710450300000004"
+	)
+	plan := func(changes string) string {
+		return `{"format_version": "1.2", "terraform_version": "1.9.8", "resource_changes": [` + changes + `]}`
+	}
+	change := func(typ, name, actions, before, after string) string {
+		return `{"address": "` + typ + `.` + name + `", "mode": "managed", "type": "` + typ + `", "name": "` + name + `",
+			"change": {"actions": ` + actions + `, "before": ` + before + `, "after": ` + after + `}}`
+	}
+	for _, tc := range []struct {
+		name, file, data string
+		want             []EKSCluster
+		nodeGroups       []NodeGroup
+	}{
+		{name: "state", file: "state.json",
+			want:       []EKSCluster{{Address: cluster, Name: clusterShop, Version: "1.30"}},
+			nodeGroups: []NodeGroup{{Address: ngAddr, Cluster: clusterShop, Before: true, After: true, DesiredSize: 2, Name: ngName, Version: "1.30", ReleaseVersion: "1.30.4-20240917"}}},
+		{name: "a plan's no-op", file: incidentPlan,
+			want: []EKSCluster{{Address: cluster, Name: clusterShop, Version: "1.30"}}},
+		{name: "a plan that updates: the version before", data: plan(change("aws_eks_cluster", "c", `["update"]`, `{"name": "shop", "version": "1.33"}`, `{"name": "shop", "version": "1.34"}`) + "," +
+			change("aws_eks_node_group", "n", `["update"]`, `{"cluster_name": "shop", "node_group_name": "n", "version": "1.32"}`, `{"cluster_name": "shop", "node_group_name": "n", "version": "1.33"}`)),
+			want:       []EKSCluster{{Address: "aws_eks_cluster.c", Name: "shop", Version: "1.33"}},
+			nodeGroups: []NodeGroup{{Address: "aws_eks_node_group.n", Cluster: "shop", Before: true, After: true, DesiredSize: -1, Name: "n", Version: "1.32"}}},
+		{name: "a plan that creates: the version after", data: plan(change("aws_eks_cluster", "c", `["create"]`, `null`, `{"name": "shop", "version": "1.34"}`)),
+			want: []EKSCluster{{Address: "aws_eks_cluster.c", Name: "shop", Version: "1.34"}}},
+		{name: "a read is not a cluster", data: plan(change("aws_eks_cluster", "c", `["read"]`, `null`, `{"name": "shop", "version": "1.34"}`))},
+		{name: "two clusters, sorted", data: plan(change("aws_eks_cluster", "z", `["no-op"]`, `{"name": "shop", "version": "1.33"}`, `{"name": "shop", "version": "1.33"}`) + "," +
+			change("aws_eks_cluster", "a", `["no-op"]`, `{"name": "analytics", "version": "1.32"}`, `{"name": "analytics", "version": "1.32"}`)),
+			want: []EKSCluster{{Address: "aws_eks_cluster.a", Name: "analytics", Version: "1.32"}, {Address: "aws_eks_cluster.z", Name: "shop", Version: "1.33"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.data)
+			if tc.file != "" {
+				var err error
+				if data, err = os.ReadFile(filepath.Join(tfFixtures, tc.file)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := ParseTerraform("plan.json", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Clusters, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Clusters (-want +got):\n%s", diff)
+			}
+			if tc.nodeGroups != nil {
+				if diff := cmp.Diff(tc.nodeGroups, got.NodeGroups); diff != "" {
+					t.Errorf("NodeGroups (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestEKSCluster(t *testing.T) {
+	two := &TerraformPlan{Clusters: []EKSCluster{{Address: "aws_eks_cluster.a", Name: "analytics"}, {Address: "aws_eks_cluster.z", Name: "shop"}}}
+	for _, tc := range []struct {
+		name    string
+		plan    *TerraformPlan
+		cluster string
+		want    string // the address, or the error
+	}{
+		{name: "the only one", plan: &TerraformPlan{Clusters: two.Clusters[1:]}, want: "aws_eks_cluster.z"},
+		{name: "by name", plan: two, cluster: "shop", want: "aws_eks_cluster.z"},
+		{name: "several, no name", plan: two, want: "2 aws_eks_cluster resources (analytics, shop): name the cluster"},
+		{name: "not there", plan: two, cluster: "web", want: "no aws_eks_cluster named web in the Terraform plan or state, only analytics, shop"},
+		{name: "none", plan: &TerraformPlan{}, want: "no aws_eks_cluster in the Terraform plan or state"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.plan.EKSCluster(tc.cluster)
+			got := c.Address
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("EKSCluster(%q) = %q, want %q", tc.cluster, got, tc.want)
+			}
+		})
+	}
 }

@@ -46,12 +46,39 @@ type Facts struct {
 	// managed with: the steps update it with eksctl, and the file's
 	// metadata.version first.
 	Eksctl string
+	// Terraform, when set, says the cluster is managed with Terraform: the
+	// steps set the versions of its resources in the configuration and
+	// apply it.
+	Terraform *Terraform
 	// Insights are EKS's upgrade insights (ListInsights).
 	Insights []Insight
 	// Policy is what EKS refuses where that is unconfirmed.
 	Policy eks.UpgradePolicy
 	// Now dates the support periods.
 	Now time.Time
+}
+
+// Terraform is where a Terraform configuration declares the cluster.
+type Terraform struct {
+	// Cluster is the address of its aws_eks_cluster.
+	Cluster string
+	// Nodegroups maps a managed node group's name to the address of its
+	// aws_eks_node_group.
+	Nodegroups map[string]string
+}
+
+// set is the step that sets a resource's version in the configuration.
+func (t *Terraform) set(address, version, more string) string {
+	how := ""
+	if strings.HasPrefix(address, "module.") {
+		how = ", through its module's inputs"
+	}
+	return fmt.Sprintf("set version = %q%s for %s in the Terraform configuration%s", version, more, address, how)
+}
+
+// setNodegroup is the step that sets a node group's version.
+func (t *Terraform) setNodegroup(name, version string) string {
+	return t.set(cmp.Or(t.Nodegroups[name], "the aws_eks_node_group of "+name), version, " (and release_version, if set, to a release of "+version+")")
 }
 
 // Nodegroup is a managed node group.
@@ -288,6 +315,9 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 // clusterUpdate returns the commands that update the control plane: with
 // the AWS CLI, or eksctl from its ClusterConfig once it says the version.
 func (a *analysis) clusterUpdate(version string) []string {
+	if t := a.f.Terraform; t != nil {
+		return []string{"# " + t.set(t.Cluster, version, ""), "terraform apply"}
+	}
 	if a.f.Eksctl != "" {
 		return []string{
 			fmt.Sprintf("# set metadata.version: %q in %s", version, a.f.Eksctl),
@@ -303,6 +333,9 @@ func (a *analysis) clusterUpdate(version string) []string {
 // nodegroupUpdate is the command that updates a node group; eksctl's waits
 // for it.
 func (a *analysis) nodegroupUpdate(name, version string) string {
+	if t := a.f.Terraform; t != nil {
+		return t.setNodegroup(name, version) + ", then terraform apply"
+	}
 	if a.f.Eksctl != "" {
 		return fmt.Sprintf("eksctl upgrade nodegroup --cluster %s --name %s --kubernetes-version %s", a.f.Cluster, name, version)
 	}
@@ -311,6 +344,12 @@ func (a *analysis) nodegroupUpdate(name, version string) string {
 
 func (a *analysis) nodegroupCommands(ngs []Nodegroup, version string) []string {
 	var out []string
+	if t := a.f.Terraform; t != nil {
+		for _, ng := range ngs {
+			out = append(out, "# "+t.setNodegroup(ng.Name, version))
+		}
+		return append(out, "terraform apply")
+	}
 	for _, ng := range ngs {
 		out = append(out, a.nodegroupUpdate(ng.Name, version))
 		if a.f.Eksctl == "" {

@@ -354,36 +354,59 @@ func TestInsights(t *testing.T) {
 	}
 }
 
-// TestEksctl: a cluster managed with eksctl is updated with eksctl, from its
-// ClusterConfig once the file says the version; the AWS CLI is not used.
-func TestEksctl(t *testing.T) {
-	f := facts()
-	f.Eksctl = "cluster.yaml"
-	p, err := Build(f, "1.34")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cmds []string
-	for _, s := range p.Hops[0].Steps {
-		for _, c := range s.Commands {
-			if strings.HasPrefix(c, "eksctl") || strings.HasPrefix(c, "aws") || strings.HasPrefix(c, "# set") {
-				cmds = append(cmds, c)
+// TestManagedWith: a cluster managed with eksctl is updated with eksctl,
+// from its ClusterConfig once the file says the version; one managed with
+// Terraform by setting the versions in its configuration and applying it.
+// The AWS CLI is not used.
+func TestManagedWith(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(f *Facts)
+		want []string
+	}{
+		{name: "eksctl", set: func(f *Facts) { f.Eksctl = "cluster.yaml" }, want: []string{
+			"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.33",
+			`# set metadata.version: "1.34" in cluster.yaml`,
+			"eksctl upgrade cluster -f cluster.yaml --approve",
+			"eksctl upgrade nodegroup --cluster prod --name current --kubernetes-version 1.34",
+			"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.34",
+		}},
+		{name: "terraform", set: func(f *Facts) {
+			f.Terraform = &Terraform{Cluster: "module.eks.aws_eks_cluster.this[0]", Nodegroups: map[string]string{"old": "aws_eks_node_group.old"}}
+		}, want: []string{
+			`# set version = "1.33" (and release_version, if set, to a release of 1.33) for aws_eks_node_group.old in the Terraform configuration`,
+			"terraform apply",
+			`# set version = "1.34" for module.eks.aws_eks_cluster.this[0] in the Terraform configuration, through its module's inputs`,
+			"terraform apply",
+			// A node group the configuration does not declare is named.
+			`# set version = "1.34" (and release_version, if set, to a release of 1.34) for the aws_eks_node_group of current in the Terraform configuration`,
+			`# set version = "1.34" (and release_version, if set, to a release of 1.34) for aws_eks_node_group.old in the Terraform configuration`,
+			"terraform apply",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := facts()
+			tc.set(&f)
+			p, err := Build(f, "1.34")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	want := []string{
-		"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.33",
-		`# set metadata.version: "1.34" in cluster.yaml`,
-		"eksctl upgrade cluster -f cluster.yaml --approve",
-		"eksctl upgrade nodegroup --cluster prod --name current --kubernetes-version 1.34",
-		"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.34",
-	}
-	if diff := cmp.Diff(want, cmds); diff != "" {
-		t.Errorf("commands (-want +got):\n%s", diff)
-	}
-	i := slices.IndexFunc(p.Hops[0].Issues, func(i Issue) bool { return i.Kind == NodegroupBehind })
-	if i < 0 || p.Hops[0].Issues[i].Fix != want[0] {
-		t.Errorf("the fix of the node group behind: %+v", p.Hops[0].Issues)
+			var cmds []string
+			for _, s := range p.Hops[0].Steps {
+				for _, c := range s.Commands {
+					if strings.HasPrefix(c, "eksctl") || strings.HasPrefix(c, "aws") || strings.HasPrefix(c, "terraform") || strings.HasPrefix(c, "# set") {
+						cmds = append(cmds, c)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, cmds); diff != "" {
+				t.Errorf("commands (-want +got):\n%s", diff)
+			}
+			i := slices.IndexFunc(p.Hops[0].Issues, func(i Issue) bool { return i.Kind == NodegroupBehind })
+			if fix := strings.TrimPrefix(tc.want[0], "# "); i < 0 || !strings.HasPrefix(p.Hops[0].Issues[i].Fix, fix) {
+				t.Errorf("the fix of the node group behind, want %q: %+v", fix, p.Hops[0].Issues)
+			}
+		})
 	}
 }
 

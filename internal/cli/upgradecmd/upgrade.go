@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,8 @@ func (f *flagpole) add(cmd *cobra.Command, formats string) {
 	scancmd.AddTargetFlags(fl, &f.target)
 	fl.BoolVar(&f.helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+formats)
+	fl.StringVar(&f.from, "from", "", "plan without reading a cluster, from a `VERSION|FILE`: the version and managed node groups of an eksctl ClusterConfig, of terraform show -json output (then with eksctl's or Terraform's steps) or of an emulator configuration")
+	f.render.AddFlags(fl)
 	settings.AddFlag(fl, &f.settingsPath)
 }
 
@@ -78,7 +81,10 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"ones get the steps that change an immutable selector without downtime. With --from the cluster is\n" +
 			"not read: --from VERSION plans for a cluster at VERSION whose node groups and Fargate pods are\n" +
 			"unknown, from the files alone; --from FILE takes the version and managed node groups of an eksctl\n" +
-			"ClusterConfig (and gives eksctl's commands) or of an emulator configuration.\n\n" +
+			"ClusterConfig (and gives eksctl's commands), of the aws_eks_cluster and aws_eks_node_group resources\n" +
+			"of `terraform show -json` output, a state or a saved plan (and gives the versions to set in the\n" +
+			"configuration, then terraform apply; --cluster-name picks one of several clusters), or of an emulator\n" +
+			"configuration.\n\n" +
 			"Exit codes: 0 the plan was made; 2 the cluster, part of it or a PATH could not be read (the plan is\n" +
 			"printed from what was read).",
 		Example: "  # The cluster of the current kubeconfig context, to the next minor version\n" +
@@ -88,7 +94,9 @@ func newPlan(s streams.Streams) *cobra.Command {
 			"  # The manifests and charts of a repository, without a cluster\n" +
 			"  fargatekit upgrade plan --from 1.32 --to 1.34 deploy/ charts/web\n\n" +
 			"  # A cluster managed with eksctl, from its ClusterConfig\n" +
-			"  fargatekit upgrade plan --from cluster.yaml --to 1.35 -o markdown",
+			"  fargatekit upgrade plan --from cluster.yaml --to 1.35 -o markdown\n\n" +
+			"  # A cluster managed with Terraform, from its state\n" +
+			"  terraform show -json > state.json && fargatekit upgrade plan --from state.json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.paths = args
 			p, errs, err := run(cmd.Context(), f)
@@ -106,23 +114,26 @@ func newPlan(s streams.Streams) *cobra.Command {
 	}
 	f.add(cmd, "text, json or markdown")
 	cmd.Flags().StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
-	cmd.Flags().StringVar(&f.from, "from", "", "plan without reading a cluster, from this VERSION, or from the version and managed node groups of this eksctl ClusterConfig (then with eksctl's commands) or emulator configuration")
-	f.render.AddFlags(cmd.Flags())
 	return cmd
 }
 
 func newCheck(s streams.Streams) *cobra.Command {
 	f := &flagpole{}
 	cmd := &cobra.Command{
-		Use:   "check",
+		Use:   "check [PATH...]",
 		Short: "Exit 1 when the next hop of the upgrade is blocked, for CI",
-		Long: "check plans the next hop, to the minor version after the cluster's (see upgrade plan), and prints it.\n\n" +
-			"Exit codes: 0 the next hop can go; 1 it is blocked; 2 the cluster could not be read, or part of it.",
+		Long: "check plans the next hop, to the minor version after the cluster's, and prints it. PATHs and --from\n" +
+			"are read as upgrade plan reads them: a repository's pipeline can check its manifests, charts and\n" +
+			"kustomizations against the next version without a cluster.\n\n" +
+			"Exit codes: 0 the next hop can go; 1 it is blocked; 2 the cluster or a PATH could not be read, or\n" +
+			"part of it.",
 		Example: "  fargatekit upgrade check\n\n" +
 			"  # In a pipeline\n" +
-			"  fargatekit upgrade check -o json > next-hop.json",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+			"  fargatekit upgrade check -o json > next-hop.json\n\n" +
+			"  # A repository's manifests, for a cluster managed with eksctl\n" +
+			"  fargatekit upgrade check --from cluster.yaml deploy/",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.paths = args
 			p, errs, err := run(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -193,21 +204,25 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 }
 
 // fromFlag reads --from: a version, or a file that says the cluster's
-// version and managed node groups (an eksctl ClusterConfig, whose commands
-// the plan then uses, or an emulator configuration).
+// version and managed node groups (an eksctl ClusterConfig or `terraform
+// show -json` output, whose tool the plan's steps then use, or an emulator
+// configuration).
 func fromFlag(from, cluster string) (*upgrade.Facts, error) {
 	if v, err := eks.ParseMinor(from); err == nil {
 		return &upgrade.Facts{Cluster: cmp.Or(cluster, "CLUSTER"), Version: v}, nil
 	}
-	if _, err := os.Stat(from); err != nil {
+	data, err := os.ReadFile(from)
+	if err != nil {
 		return nil, fmt.Errorf("--from %s: neither a Kubernetes version such as 1.33 nor a file: %w", from, err)
 	}
-	set, err := profiles.ReadFile(from)
-	if err != nil && set.Version == "" {
+	set, err := profiles.Parse(from, data)
+	switch {
+	case set.Format == profiles.FormatTerraform:
+		return fromTerraform(from, data, cluster)
+	case err != nil && set.Version == "":
 		return nil, fmt.Errorf("--from %s: %w", from, err)
-	}
-	if set.Format != profiles.FormatEksctl && set.Format != profiles.FormatEmulator {
-		return nil, fmt.Errorf("--from %s: %s does not say the cluster's version; give a version, an eksctl ClusterConfig or an emulator configuration", from, set.Format)
+	case set.Format != profiles.FormatEksctl && set.Format != profiles.FormatEmulator:
+		return nil, fmt.Errorf("--from %s: %s does not say the cluster's version; give a version, an eksctl ClusterConfig, `terraform show -json` output or an emulator configuration", from, set.Format)
 	}
 	v, err := eks.ParseMinor(set.Version)
 	if err != nil {
@@ -218,13 +233,52 @@ func fromFlag(from, cluster string) (*upgrade.Facts, error) {
 		facts.Eksctl = from
 	}
 	for _, ng := range set.Managed {
-		nv, err := eks.ParseMinor(ng.Version)
-		if err != nil {
-			return nil, fmt.Errorf("--from %s: node group %s: %w", from, ng.Name, err)
+		if err := addNodegroup(facts, ng.Name, ng.Version, ng.ReleaseVersion); err != nil {
+			return nil, fmt.Errorf("--from %s: %w", from, err)
 		}
-		facts.Nodegroups = append(facts.Nodegroups, upgrade.Nodegroup{Name: ng.Name, Version: nv, ReleaseVersion: ng.ReleaseVersion})
 	}
 	return facts, nil
+}
+
+// fromTerraform reads the aws_eks_cluster (named cluster, or the only one)
+// and its aws_eks_node_groups of `terraform show -json` output: as they are
+// now for a plan.
+func fromTerraform(from string, data []byte, cluster string) (*upgrade.Facts, error) {
+	tf, err := profiles.ParseTerraform(from, data)
+	if err != nil {
+		return nil, fmt.Errorf("--from %w", err)
+	}
+	c, err := tf.EKSCluster(cluster)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w (--cluster-name)", from, err)
+	}
+	v, err := eks.ParseMinor(c.Version)
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %s: version: %w", from, c.Address, err)
+	}
+	facts := &upgrade.Facts{Cluster: cmp.Or(c.Name, "CLUSTER"), Version: v,
+		Terraform: &upgrade.Terraform{Cluster: c.Address, Nodegroups: map[string]string{}}}
+	for _, ng := range tf.NodeGroups {
+		if !ng.Before || (ng.Cluster != c.Name && ng.Cluster != "") || strings.Contains(ng.Address, " (deposed ") {
+			continue // created by the plan, another cluster's, or on its way out
+		}
+		name := cmp.Or(ng.Name, ng.Address)
+		facts.Terraform.Nodegroups[name] = ng.Address
+		if err := addNodegroup(facts, name, cmp.Or(ng.Version, v), ng.ReleaseVersion); err != nil {
+			return nil, fmt.Errorf("--from %s: %s: %w", from, ng.Address, err)
+		}
+	}
+	return facts, nil
+}
+
+// addNodegroup adds a managed node group at a version as a source says it.
+func addNodegroup(f *upgrade.Facts, name, version, release string) error {
+	v, err := eks.ParseMinor(version)
+	if err != nil {
+		return fmt.Errorf("node group %s: %w", name, err)
+	}
+	f.Nodegroups = append(f.Nodegroups, upgrade.Nodegroup{Name: name, Version: v, ReleaseVersion: release})
+	return nil
 }
 
 // applyCommand is how the objects rendered from a path Expand handled are
