@@ -271,7 +271,7 @@ func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 				nodeGroups[ng.Address] = &ng
 			}
 		case tfClusterType:
-			if !rc.Change.Actions.Read() {
+			if !rc.Change.Actions.Read() && rc.DeposedKey == "" {
 				clusters[rc.Address] = eksCluster(rc.Address, current(rc.Change))
 			}
 		}
@@ -350,6 +350,12 @@ func deposedAddress(address, deposedKey string) string {
 }
 
 func stateAddress(r *tfjson.StateResource) string { return deposedAddress(r.Address, r.DeposedKey) }
+
+// Deposed reports whether the node group is a deposed object, on its way
+// out.
+func (ng NodeGroup) Deposed() bool {
+	return strings.HasSuffix(ng.Address, ")") && strings.Contains(ng.Address, " (deposed ")
+}
 
 // nodeGroupChange reads one aws_eks_node_group change; ok is false for a
 // read.

@@ -576,6 +576,9 @@ func TestParseTerraformVersions(t *testing.T) {
 			nodeGroups: []NodeGroup{{Address: "aws_eks_node_group.n", Cluster: "shop", Before: true, After: true, DesiredSize: -1, Name: "n", Version: "1.32"}}},
 		{name: "a plan that creates: the version after", data: plan(change("aws_eks_cluster", "c", `["create"]`, `null`, `{"name": "shop", "version": "1.34"}`)),
 			want: []EKSCluster{{Address: "aws_eks_cluster.c", Name: "shop", Version: "1.34"}}},
+		{name: "a deposed cluster is not the cluster", data: plan(change("aws_eks_cluster", "c", `["no-op"]`, `{"name": "shop", "version": "1.33"}`, `{"name": "shop", "version": "1.33"}`) + "," +
+			strings.Replace(change("aws_eks_cluster", "c", `["delete"]`, `{"name": "shop", "version": "1.31"}`, `null`), `"change":`, `"deposed": "0a1b2c3d", "change":`, 1)),
+			want: []EKSCluster{{Address: "aws_eks_cluster.c", Name: "shop", Version: "1.33"}}},
 		{name: "a read is not a cluster", data: plan(change("aws_eks_cluster", "c", `["read"]`, `null`, `{"name": "shop", "version": "1.34"}`))},
 		{name: "two clusters, sorted", data: plan(change("aws_eks_cluster", "z", `["no-op"]`, `{"name": "shop", "version": "1.33"}`, `{"name": "shop", "version": "1.33"}`) + "," +
 			change("aws_eks_cluster", "a", `["no-op"]`, `{"name": "analytics", "version": "1.32"}`, `{"name": "analytics", "version": "1.32"}`)),

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -259,7 +258,7 @@ func fromTerraform(from string, data []byte, cluster string) (*upgrade.Facts, er
 	facts := &upgrade.Facts{Cluster: cmp.Or(c.Name, "CLUSTER"), Version: v,
 		Terraform: &upgrade.Terraform{Cluster: c.Address, Nodegroups: map[string]string{}}}
 	for _, ng := range tf.NodeGroups {
-		if !ng.Before || (ng.Cluster != c.Name && ng.Cluster != "") || strings.Contains(ng.Address, " (deposed ") {
+		if !ng.Before || (ng.Cluster != c.Name && ng.Cluster != "") || ng.Deposed() {
 			continue // created by the plan, another cluster's, or on its way out
 		}
 		name := cmp.Or(ng.Name, ng.Address)
