@@ -58,6 +58,10 @@ type DaemonOptions struct {
 	// EgressSocket, if set, is the unix socket of the proxy through which
 	// the API server reaches Services (package egress).
 	EgressSocket string
+	// ServeVersion, if set, makes the control plane serve a Kubernetes
+	// version and returns the one it serves (Options.ServeVersion); an
+	// update of the EKS API's cluster then completes once it is served.
+	ServeVersion func(ctx context.Context, version string) (string, error)
 	// Ready, if set, is closed once every part serves.
 	Ready chan<- struct{}
 }
@@ -161,9 +165,14 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the control plane: %w", err)
 	}
-	store, err := eksapi.NewStore(o.Config, eksStateDir(o.StateDir),
+	opts := []eksapi.Option{
 		eksapi.WithLimits(eksapi.Limits{TagsPerProfile: eksapi.DefaultLimits.TagsPerProfile, Limits: o.Settings.Limits}),
-		eksapi.WithUpgradePolicy(o.Upgrade))
+		eksapi.WithUpgradePolicy(o.Upgrade),
+	}
+	if o.ServeVersion != nil {
+		opts = append(opts, eksapi.WithServedVersion())
+	}
+	store, err := eksapi.NewStore(o.Config, eksStateDir(o.StateDir), opts...)
 	if err != nil {
 		return err
 	}
@@ -236,6 +245,9 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		}
 	})
 	go func() { errs <- api.Run(ctx) }()
+	if o.ServeVersion != nil {
+		go serveVersions(ctx, store, o.ServeVersion)
+	}
 	nodegroups, err := newNodegroupController(ctx, client, store, o.Config)
 	if err != nil {
 		return err
@@ -262,6 +274,37 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 			return nil
 		}
 		return err
+	}
+}
+
+// serveVersions keeps the control plane serving the EKS API's version: the
+// target of an update in progress, else the cluster's. It tells the store
+// once the control plane serves it, which completes an update. A failure
+// is tried again after 10 s.
+func serveVersions(ctx context.Context, store *eksapi.Store, serve func(context.Context, string) (string, error)) {
+	var ensured string
+	for {
+		c := store.Cluster()
+		want := c.Version
+		if c.Status == eksapi.ClusterUpdating {
+			want = c.Target
+		}
+		wait := time.Second
+		if want != ensured {
+			if served, err := serve(ctx, want); err != nil {
+				slog.Error("the control plane cannot serve the cluster's version; trying again in 10s", "version", want, "err", err)
+				wait = 10 * time.Second
+			} else {
+				slog.Info("the control plane serves the cluster's version", "version", want, "emulated", served)
+				ensured = want
+				store.Serving(want)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 

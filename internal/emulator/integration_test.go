@@ -21,6 +21,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -667,6 +668,22 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if ps := processesOf(t, otherState); len(ps) > 0 {
 		t.Errorf("a failed up left processes behind: %v", ps)
 	}
+	// A pod on a Fargate node, to delete after down and up.
+	c.namespace("kept")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "before-down", Namespace: "kept"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "public.ecr.aws/example/app:1"}}},
+	}
+	if _, err := c.kube.CoreV1().Pods("kept").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the pod runs on Fargate", func() error {
+		p, err := c.kube.CoreV1().Pods("kept").Get(ctx, "before-down", metav1.GetOptions{})
+		if err == nil && p.Status.Phase != corev1.PodRunning {
+			err = fmt.Errorf("phase %s on %q", p.Status.Phase, p.Spec.NodeName)
+		}
+		return err
+	})
 	// down stops every process of the emulator.
 	c.emulator("down")
 	pids, _ := filepath.Glob(filepath.Join(c.state, "kwok", "clusters", c.name, "pids", "*.pid"))
@@ -680,6 +697,22 @@ func TestIntegrationLifecycle(t *testing.T) {
 			t.Errorf("%s: process %d still runs after down", f, pid)
 		}
 	}
+	// Up again: kwok-controller takes the nodes at once (down released their
+	// leases, which a new one would otherwise wait 200 s for), so the pod
+	// on its Fargate node can be deleted.
+	c.emulator("up")
+	if err := c.kube.CoreV1().Pods("kept").Delete(ctx, "before-down", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the pod deleted after up is gone", func() error {
+		switch _, err := c.kube.CoreV1().Pods("kept").Get(ctx, "before-down", metav1.GetOptions{}); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return errors.New("still there")
+	})
 }
 
 func processAlive(pid int) bool {

@@ -181,7 +181,12 @@ func lastLines(s string, n int) string {
 func (o *Options) startControlPlane(ctx context.Context) error {
 	name := o.Config.Metadata.Name
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); errors.Is(err, os.ErrNotExist) {
-		o.say("creating the control plane (Kubernetes %s from %s)", o.Config.KubernetesVersion, o.BinDir)
+		binary, err := o.binaryVersion(ctx)
+		if err != nil {
+			return err
+		}
+		served := EmulatedVersion(binary, o.KubernetesVersion())
+		o.say("creating the control plane (Kubernetes %s from %s, serving %s)", binary, o.BinDir, served)
 		b := func(n string) string { return filepath.Join(o.BinDir, n) }
 		args := []string{"create", "cluster", "--name", name, "--runtime", "binary",
 			"--kube-apiserver-binary", b("kube-apiserver"), "--kube-controller-manager-binary", b("kube-controller-manager"),
@@ -196,6 +201,7 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 			return fmt.Errorf("writing the API server's egress configuration: %w", err)
 		}
 		args = append(append(args, loopback...), "--extra-args", "kube-apiserver=egress-selector-config-file="+o.egressConfig())
+		args = append(args, extraArgs(servingArgs(served))...)
 		return o.kwokctl(ctx, args...)
 	}
 	if o.controlPlaneReady(ctx) {
@@ -203,7 +209,12 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 	}
 	o.say("starting the control plane again")
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", name) // whatever still runs of it
-	return o.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "60s")
+	return o.startStopped(ctx)
+}
+
+// startStopped starts the stopped control plane and waits until it is ready.
+func (o *Options) startStopped(ctx context.Context) error {
+	return o.kwokctl(ctx, "start", "cluster", "--name", o.Config.Metadata.Name, "--wait", "60s")
 }
 
 // loopbackArgs are kwokctl flags that make every component listen on
@@ -316,6 +327,10 @@ func Down(ctx context.Context, o *Options) ([]Process, error) {
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); err == nil && slices.ContainsFunc(ran, isControlPlane) {
 		o.say("stopping the control plane")
 		stopCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// So that the next up's kwok-controller takes the nodes at once.
+		if err := o.releaseNodes(stopCtx); err != nil {
+			o.say("warning: %v", err)
+		}
 		if err := o.kwokctl(stopCtx, "stop", "cluster", "--name", o.Config.Metadata.Name); err != nil {
 			o.say("kwokctl could not stop the control plane, stopping its processes: %v", err)
 		}

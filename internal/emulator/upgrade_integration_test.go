@@ -28,7 +28,8 @@ import (
 
 // TestIntegrationUpgrade rehearses an upgrade of examples/emulator/upgrade
 // (everything at 1.33) with the SDK, and each way EKS refuses or fails one
-// on the way: the control plane goes to 1.34; 1.35 is refused while the
+// on the way: the control plane goes to 1.34 (and its API server emulates
+// 1.34, no longer 1.33); 1.35 is refused while the
 // node group is behind; the node group update fails with
 // PodEvictionFailure while a PodDisruptionBudget allows no disruption, and
 // succeeds once it allows one, the Deployment's pods moved to the new
@@ -55,6 +56,9 @@ func TestIntegrationUpgrade(t *testing.T) {
 	})
 	if got := c.kubelets(); !slices.Equal(got, []string{"fargate 1.33", "fargate 1.33", "system 1.33", "system 1.33"}) {
 		t.Fatalf("kubelets at the start: %v", got)
+	}
+	if v, resourceV1 := c.served(); v != "1.33" || resourceV1 {
+		t.Fatalf("the API server at the start: emulates %s, serves resource.k8s.io/v1: %v; want 1.33 without", v, resourceV1)
 	}
 	env := c.env()
 	// The plan foresees the failed drain: api's PDB allows no disruption.
@@ -83,8 +87,12 @@ func TestIntegrationUpgrade(t *testing.T) {
 		t.Errorf("upgrade check with the PDB at 0 disruptions: exit %d, want 1", code)
 	}
 
-	// 1.33 → 1.34: nothing is behind.
+	// 1.33 → 1.34: nothing is behind. The API server now serves the APIs
+	// new in 1.34.
 	c.updateCluster("1.34")
+	if _, resourceV1 := c.served(); !resourceV1 {
+		t.Error("at 1.34 the API server does not serve resource.k8s.io/v1")
+	}
 	if _, err := c.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(c.name), Version: aws.String("1.35")}); !strings.Contains(errorText(err),
 		"InvalidParameterException: Update failed because of Nodegroups system must be updated to match cluster version 1.34 before updating cluster version") {
 		t.Fatalf("update to 1.35 with the node group behind: %v", err)
@@ -341,6 +349,29 @@ func (c *cluster) updateCluster(version string) {
 	if err != nil || aws.ToString(out.Cluster.Version) != version {
 		c.t.Fatalf("waiting for the update to %s: %v", version, err)
 	}
+	if got, _ := c.served(); got != version {
+		c.t.Fatalf("ACTIVE at %s, the API server emulates %s", version, got)
+	}
+}
+
+// served is the version the API server emulates, and whether it serves
+// resource.k8s.io/v1 (GA in 1.34).
+func (c *cluster) served() (version string, resourceV1 bool) {
+	c.t.Helper()
+	info, err := c.kube.Discovery().ServerVersion()
+	if err != nil {
+		c.t.Fatalf("the API server's version: %v", err)
+	}
+	groups, err := c.kube.Discovery().ServerGroups()
+	if err != nil {
+		c.t.Fatalf("the API server's groups: %v", err)
+	}
+	for _, g := range groups.Groups {
+		for _, v := range g.Versions {
+			resourceV1 = resourceV1 || v.GroupVersion == "resource.k8s.io/v1"
+		}
+	}
+	return info.EmulationMajor + "." + info.EmulationMinor, resourceV1
 }
 
 // updateNodegroup updates a node group to the control plane's version and

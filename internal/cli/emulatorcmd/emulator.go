@@ -167,6 +167,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 				return emulator.RunDaemon(ctx, emulator.DaemonOptions{
 					Config: o.Config, Settings: o.Settings.Fargate, Upgrade: o.Settings.Upgrade, StateDir: o.StateDir, Kubeconfig: o.Kubeconfig(),
 					EKSAddr: fmt.Sprintf("127.0.0.1:%d", o.EKSPort), WebhookAddr: fmt.Sprintf("127.0.0.1:%d", o.WebhookPort), EgressSocket: o.EgressSocket(),
+					ServeVersion: o.ServeVersion,
 				})
 			}},
 	)

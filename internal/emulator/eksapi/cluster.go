@@ -33,6 +33,7 @@ type ClusterState struct {
 	Version         string `json:"version"`
 	PlatformVersion string `json:"platformVersion"`
 	// Status is ACTIVE, or UPDATING while Update runs; an UPDATING cluster
+	// (whose control plane serves Target, with WithServedVersion)
 	// becomes ACTIVE on Target Timings.ClusterUpdate after StatusSince.
 	Status      string    `json:"status"`
 	StatusSince time.Time `json:"statusSince"`
@@ -133,7 +134,8 @@ func (s *Store) checkLoaded() error {
 func (s *Store) tickClusterLocked(now time.Time) bool {
 	changed := false
 	t := s.cfg.Timings
-	if c := &s.cluster; c.Status == ClusterUpdating && !now.Before(c.StatusSince.Add(t.ClusterUpdate.Duration)) {
+	if c := &s.cluster; c.Status == ClusterUpdating && !now.Before(c.StatusSince.Add(t.ClusterUpdate.Duration)) &&
+		(!s.waitServed || s.served == c.Target) {
 		s.finishUpdateLocked(c.Update, nil)
 		c.Version, c.PlatformVersion, c.Status, c.StatusSince = c.Target, PlatformVersion, ClusterActive, c.StatusSince.Add(t.ClusterUpdate.Duration)
 		c.Update, c.Target = "", ""
@@ -198,6 +200,13 @@ func (s *Store) KubernetesVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cluster.Version
+}
+
+// Serving records that the control plane serves version (WithServedVersion).
+func (s *Store) Serving(version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.served = version
 }
 
 // Cluster returns the control plane's state after applying due transitions.

@@ -118,9 +118,13 @@ type Store struct {
 	limits Limits
 	policy eks.UpgradePolicy
 	log    *slog.Logger
+	// waitServed: an update of the control plane completes only once
+	// Serving reported its version.
+	waitServed bool
 
 	mu         sync.Mutex
 	cluster    ClusterState
+	served     string           // the version the control plane serves, as Serving reported it
 	nodegroups []NodegroupState // sorted by name
 	updates    []UpdateState    // in creation order
 	profiles   []ProfileState   // sorted by name
@@ -144,6 +148,11 @@ func WithLimits(l Limits) Option { return func(s *Store) { s.limits = l } }
 // WithUpgradePolicy sets what UpdateClusterVersion refuses where EKS's
 // behaviour is unconfirmed (default: eks.DefaultUpgradePolicy).
 func WithUpgradePolicy(p eks.UpgradePolicy) Option { return func(s *Store) { s.policy = p } }
+
+// WithServedVersion makes an update of the control plane complete only once
+// Timings.ClusterUpdate has passed and Serving reported the new version:
+// the Store's owner makes the control plane serve it.
+func WithServedVersion() Option { return func(s *Store) { s.waitServed = true } }
 
 // WithLogger sets the logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }

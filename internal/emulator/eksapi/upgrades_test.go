@@ -149,6 +149,40 @@ func TestUpdateClusterVersion(t *testing.T) {
 	}
 }
 
+// TestUpdateWaitsForServedVersion: with WithServedVersion, the update
+// completes once its time has passed and the control plane serves the new
+// version, not before either.
+func TestUpdateWaitsForServedVersion(t *testing.T) {
+	e := newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil }, eksapi.WithServedVersion())
+	e.store.Serving("1.34")
+	if _, err := e.client.UpdateClusterVersion(context.Background(), &eks.UpdateClusterVersionInput{Name: aws.String(cluster), Version: aws.String("1.35")}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(time.Minute)
+	if v, st := e.cluster134(); v != "1.34" || st != "UPDATING" {
+		t.Errorf("the time passed, the control plane still serving 1.34: %s %s, want 1.34 UPDATING", v, st)
+	}
+	e.store.Serving("1.35")
+	if v, st := e.cluster134(); v != "1.35" || st != "ACTIVE" {
+		t.Errorf("the control plane serving 1.35: %s %s, want 1.35 ACTIVE", v, st)
+	}
+
+	// Served before its time has passed: still UPDATING until then.
+	e = newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil }, eksapi.WithServedVersion())
+	if _, err := e.client.UpdateClusterVersion(context.Background(), &eks.UpdateClusterVersionInput{Name: aws.String(cluster), Version: aws.String("1.35")}); err != nil {
+		t.Fatal(err)
+	}
+	e.store.Serving("1.35")
+	e.clock.Step(time.Minute - time.Second)
+	if _, st := e.cluster134(); st != "UPDATING" {
+		t.Errorf("served before the update's time: %s, want UPDATING", st)
+	}
+	e.clock.Step(time.Second)
+	if v, st := e.cluster134(); v != "1.35" || st != "ACTIVE" {
+		t.Errorf("served, and the time passed: %s %s, want 1.35 ACTIVE", v, st)
+	}
+}
+
 // TestUpgradePolicy checks that a Fargate node behind is let through when
 // the policy says EKS does not refuse.
 func TestUpgradePolicy(t *testing.T) {

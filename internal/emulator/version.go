@@ -1,0 +1,237 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fargatekit/fargatekit/pkg/eks"
+)
+
+// EmulationRange is how many minor versions below its own a Kubernetes
+// control plane emulates with --emulated-version (compatibility versions,
+// KEP-4330: a 1.35 build takes 1.32 to 1.35).
+const EmulationRange = 3
+
+// EmulatedVersion is the version a control plane built at minor version
+// binary serves for a cluster at version: version itself within the
+// binary's range, the nearest end of the range outside it. An invalid
+// version is served as binary.
+func EmulatedVersion(binary, version string) string {
+	bmaj, bmin, err := majorMinor(binary)
+	if err != nil {
+		return binary
+	}
+	vmaj, vmin, err := majorMinor(version)
+	switch {
+	case err != nil || vmaj > bmaj || vmaj == bmaj && vmin >= bmin:
+		return binary
+	case vmaj < bmaj || vmin < bmin-EmulationRange:
+		return fmt.Sprintf("%d.%d", bmaj, max(bmin-EmulationRange, 0))
+	}
+	return fmt.Sprintf("%d.%d", vmaj, vmin)
+}
+
+// majorMinor splits a version into its numbers.
+func majorMinor(v string) (major, minor int, err error) {
+	m, err := eks.ParseMinor(v)
+	if err != nil {
+		return 0, 0, err
+	}
+	a, b, _ := strings.Cut(m, ".")
+	major, _ = strconv.Atoi(a) // ParseMinor returned digits
+	minor, _ = strconv.Atoi(b)
+	return major, minor, nil
+}
+
+// binaryVersion is the minor version of the built kube-apiserver.
+func (o *Options) binaryVersion(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kube-apiserver"), "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("asking kube-apiserver its version: %w", err)
+	}
+	// "Kubernetes v1.35.4"
+	v, err := eks.ParseMinor(strings.TrimPrefix(strings.TrimSpace(string(out)), "Kubernetes "))
+	if err != nil {
+		return "", fmt.Errorf("reading kube-apiserver's version: %w", err)
+	}
+	return v, nil
+}
+
+// componentArg is an argument of a control plane component.
+type componentArg struct{ component, key, value string }
+
+// servingArgs are the arguments with which the control plane serves
+// version: its API server, controller-manager and scheduler emulate it.
+// They run without leader election, since one of each runs: restarted,
+// they work at once, not once the lease of the one before expired (15 s).
+func servingArgs(version string) []componentArg {
+	var args []componentArg
+	for _, c := range []string{ComponentAPIServer, ComponentControllerManager, ComponentScheduler} {
+		args = append(args, componentArg{c, "emulated-version", version})
+	}
+	return append(args, componentArg{ComponentControllerManager, "leader-elect", "false"}, componentArg{ComponentScheduler, "leader-elect", "false"})
+}
+
+// extraArgs are args as kwokctl create flags.
+func extraArgs(args []componentArg) []string {
+	var out []string
+	for _, a := range args {
+		out = append(out, "--extra-args", a.component+"="+a.key+"="+a.value)
+	}
+	return out
+}
+
+// ServeVersion makes the control plane serve Kubernetes version: its API
+// server, controller-manager and scheduler emulate it (EmulatedVersion). It
+// restarts the control plane when that changes what it emulates (or when it
+// does not run), and returns the version it serves.
+func (o *Options) ServeVersion(ctx context.Context, version string) (string, error) {
+	binary, err := o.binaryVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	want := EmulatedVersion(binary, version)
+	path := filepath.Join(o.clusterDir(), "kwok.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the control plane's configuration: %w", err)
+	}
+	updated, changed, err := setArgs(data, servingArgs(want))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if !changed && o.controlPlaneReady(ctx) {
+		return want, nil
+	}
+	if err := o.releaseNodes(ctx); err != nil {
+		return "", err
+	}
+	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
+	if changed {
+		if err := os.WriteFile(path, updated, 0o600); err != nil {
+			return "", fmt.Errorf("writing the control plane's configuration: %w", err)
+		}
+	}
+	if err := o.startStopped(ctx); err != nil {
+		return "", err
+	}
+	return want, nil
+}
+
+// setArgs sets the arguments of a kwokctl configuration's components
+// (kwok.yaml: the arguments kwokctl starts them with, and the patches it
+// made them from); the file's other documents, kwok's stages, stay as they
+// are. It reports whether an argument changed.
+func setArgs(data []byte, args []componentArg) ([]byte, bool, error) {
+	sep := []byte("\n---\n")
+	docs := bytes.Split(data, sep)
+	for i, doc := range docs {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return nil, false, fmt.Errorf("reading the kwokctl configuration's document %d: %w", i+1, err)
+		}
+		if meta.Kind != "KwokctlConfiguration" {
+			continue
+		}
+		updated, changed, err := setConfigArgs(doc, args)
+		if err != nil || !changed {
+			return data, false, err
+		}
+		docs[i] = updated
+		return bytes.Join(docs, sep), true, nil
+	}
+	return nil, false, errors.New("no KwokctlConfiguration in the kwokctl configuration")
+}
+
+// setConfigArgs does the work of setArgs on the KwokctlConfiguration
+// document.
+func setConfigArgs(data []byte, args []componentArg) ([]byte, bool, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, false, fmt.Errorf("reading the kwokctl configuration: %w", err)
+	}
+	byName := func(key string) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		list, _ := doc[key].([]any)
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				name, _ := m["name"].(string)
+				out[name] = m
+			}
+		}
+		return out
+	}
+	components, patches := byName("components"), byName("componentsPatches")
+	changed := false
+	for _, a := range args {
+		c, ok := components[a.component]
+		if !ok {
+			return nil, false, fmt.Errorf("the kwokctl configuration has no component %s", a.component)
+		}
+		flag := "--" + a.key + "="
+		list, _ := c["args"].([]any)
+		i := slices.IndexFunc(list, func(v any) bool { s, _ := v.(string); return strings.HasPrefix(s, flag) })
+		switch {
+		case i < 0:
+			list = append(list, flag+a.value)
+		case list[i] != flag+a.value:
+			list[i] = flag + a.value
+		default:
+			continue
+		}
+		c["args"], changed = list, true
+		if p, ok := patches[a.component]; ok {
+			extra, _ := p["extraArgs"].([]any)
+			extra = slices.DeleteFunc(extra, func(v any) bool { m, _ := v.(map[string]any); return m["key"] == a.key })
+			p["extraArgs"] = append(extra, map[string]any{"key": a.key, "override": false, "value": a.value})
+		}
+	}
+	if !changed {
+		return data, false, nil
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, false, fmt.Errorf("writing the kwokctl configuration: %w", err)
+	}
+	return out, true, nil
+}
+
+// releaseNodes stops kwok-controller and deletes the nodes' Leases, which
+// it holds under an identity of its process: a new kwok-controller takes a
+// node held by another only once its Lease expires (kwokctl's 200 s), and
+// its pods would not be started or deleted until then. It makes the Leases
+// again when it starts.
+func (o *Options) releaseNodes(ctx context.Context) error {
+	if _, err := StopComponent(o.StateDir, ComponentKwok, 5*time.Second); err != nil {
+		return fmt.Errorf("stopping kwok-controller: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kwokKubeconfig())
+	if err != nil {
+		return fmt.Errorf("reading the control plane's kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("connecting to the control plane: %w", err)
+	}
+	err = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	if err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("deleting the nodes' leases: %w", err)
+	}
+	return nil
+}

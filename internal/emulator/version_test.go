@@ -1,0 +1,141 @@
+package emulator
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func TestEmulatedVersion(t *testing.T) {
+	for _, tc := range []struct{ binary, version, want string }{
+		{"1.35", "1.35", "1.35"},
+		{"1.35", "1.33", "1.33"},
+		{"1.35", "1.32", "1.32"}, // the oldest a 1.35 build emulates
+		{"1.35", "1.31", "1.32"},
+		{"1.35", "1.23", "1.32"},
+		{"1.35", "1.36", "1.35"}, // newer than the build: the build's
+		{"1.35", "2.1", "1.35"},
+		{"1.35", "0.9", "1.35"}, // not a version
+		{"1.35", "", "1.35"},
+		{"1.2", "1.1", "1.1"},
+		{"2.1", "1.35", "2.0"},
+	} {
+		if got := EmulatedVersion(tc.binary, tc.version); got != tc.want {
+			t.Errorf("EmulatedVersion(%s, %s) = %s, want %s", tc.binary, tc.version, got, tc.want)
+		}
+	}
+}
+
+// kwokYAML is the part of a kwokctl 0.8 kwok.yaml that setArgs reads and
+// writes.
+const kwokYAML = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+components:
+- args:
+  - --data-dir=/state/etcd
+  name: etcd
+- args:
+  - --bind-address=127.0.0.1
+  - --emulated-version=1.33
+  name: kube-apiserver
+- args:
+  - --bind-address=127.0.0.1
+  - --emulated-version=1.33
+  name: kube-controller-manager
+- args:
+  - --bind-address=127.0.0.1
+  name: kube-scheduler
+componentsPatches:
+- extraArgs:
+  - key: emulated-version
+    override: false
+    value: "1.33"
+  name: kube-apiserver
+kind: KwokctlConfiguration
+options:
+  components:
+  - etcd
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-initialize
+spec: {}
+`
+
+func TestSetArgs(t *testing.T) {
+	args := func(data []byte) map[string][]string {
+		var cfg struct {
+			Components []struct {
+				Name string   `json:"name"`
+				Args []string `json:"args"`
+			} `json:"components"`
+			Patches []struct {
+				Name  string `json:"name"`
+				Extra []struct {
+					Key, Value string
+				} `json:"extraArgs"`
+			} `json:"componentsPatches"`
+		}
+		if err := yaml.Unmarshal(data, &cfg); err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+		out := map[string][]string{}
+		for _, c := range cfg.Components {
+			out[c.Name] = c.Args
+		}
+		for _, p := range cfg.Patches {
+			for _, e := range p.Extra {
+				out["patch "+p.Name] = append(out["patch "+p.Name], e.Key+"="+e.Value)
+			}
+		}
+		return out
+	}
+	got, changed, err := setArgs([]byte(kwokYAML), servingArgs("1.34"))
+	if err != nil || !changed {
+		t.Fatalf("to 1.34: changed %v, %v", changed, err)
+	}
+	want := args([]byte(kwokYAML))
+	want["kube-apiserver"][1] = "--emulated-version=1.34"
+	want["kube-controller-manager"] = []string{"--bind-address=127.0.0.1", "--emulated-version=1.34", "--leader-elect=false"}
+	want["kube-scheduler"] = []string{"--bind-address=127.0.0.1", "--emulated-version=1.34", "--leader-elect=false"}
+	want["patch kube-apiserver"] = []string{"emulated-version=1.34"}
+	if diff := cmp.Diff(want, args(got)); diff != "" {
+		t.Errorf("to 1.34 (-want +got):\n%s", diff)
+	}
+	rest := func(data []byte) map[string]any {
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		delete(doc, "components")
+		delete(doc, "componentsPatches")
+		return doc
+	}
+	if diff := cmp.Diff(rest([]byte(kwokYAML)), rest(got)); diff != "" {
+		t.Errorf("the rest of the configuration changed (-before +after):\n%s", diff)
+	}
+	stages := func(data []byte) string { _, after, _ := strings.Cut(string(data), "\n---\n"); return after }
+	if stages(got) == "" || stages(got) != stages([]byte(kwokYAML)) {
+		t.Errorf("the stages changed:\n%s", got)
+	}
+
+	// Already there: nothing changes.
+	again, changed, err := setArgs(got, servingArgs("1.34"))
+	if err != nil || changed || string(again) != string(got) {
+		t.Errorf("1.34 again: changed %v, %v", changed, err)
+	}
+
+	// A configuration without the scheduler is not one kwokctl made here.
+	noScheduler := strings.Replace(kwokYAML, "name: kube-scheduler", "name: kwok-controller", 1)
+	if _, _, err := setArgs([]byte(noScheduler), servingArgs("1.34")); err == nil || !strings.Contains(err.Error(), "no component kube-scheduler") {
+		t.Errorf("without kube-scheduler: %v", err)
+	}
+	if _, _, err := setArgs([]byte("components: {"), servingArgs("1.34")); err == nil {
+		t.Error("broken YAML: no error")
+	}
+	if _, _, err := setArgs([]byte("kind: Stage\n"), servingArgs("1.34")); err == nil {
+		t.Error("no KwokctlConfiguration: no error")
+	}
+}
