@@ -203,7 +203,10 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle(placement.WebhookPath, hook)
 	// EKS (rest-json) and EC2 (query) share the AWS endpoint.
-	ec2 := ec2api.NewServer(o.Config, nil)
+	ec2, err := ec2api.NewServer(o.Config, o.StateDir, nil)
+	if err != nil {
+		return err
+	}
 	awsAPI := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ec2api.IsRequest(r) {
 			ec2.ServeHTTP(w, r)
@@ -258,7 +261,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		seed = rand.Uint64()
 	}
 	sched := &placement.Scheduler{
-		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion,
+		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
 		Rand: rand.New(rand.NewPCG(seed, seed)),
 	}
 	go func() { errs <- sched.Run(ctx) }()
@@ -277,35 +280,61 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 }
 
-// serveVersions keeps the control plane serving the EKS API's version: the
-// target of an update in progress, else the cluster's. It tells the store
-// once the control plane serves it, which completes an update. A failure
-// is tried again after 10 s.
+// serveVersions keeps the control plane serving the EKS API's version
+// (versionKeeper) until ctx is done.
 func serveVersions(ctx context.Context, store *eksapi.Store, serve func(context.Context, string) (string, error)) {
-	var ensured string
+	k := &versionKeeper{store: store, serve: serve}
 	for {
-		c := store.Cluster()
-		want := c.Version
-		if c.Status == eksapi.ClusterUpdating {
-			want = c.Target
-		}
-		wait := time.Second
-		if want != ensured {
-			if served, err := serve(ctx, want); err != nil {
-				slog.Error("the control plane cannot serve the cluster's version; trying again in 10s", "version", want, "err", err)
-				wait = 10 * time.Second
-			} else {
-				slog.Info("the control plane serves the cluster's version", "version", want, "emulated", served)
-				ensured = want
-				store.Serving(want)
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(k.step(ctx)):
 		}
 	}
+}
+
+// versionKeeper makes the control plane serve the EKS API's version: the
+// target of an update in progress, else the cluster's. It tells the store
+// once the control plane serves it, which completes an update; an update
+// whose version the control plane failed to serve three times fails.
+type versionKeeper struct {
+	store    *eksapi.Store
+	serve    func(context.Context, string) (string, error)
+	ensured  string // the version the control plane serves
+	failures int    // failures in a row
+}
+
+// maxServeFailures is how many failures in a row fail an update.
+const maxServeFailures = 3
+
+// step does one pass and returns when to do the next.
+func (k *versionKeeper) step(ctx context.Context) time.Duration {
+	c := k.store.Cluster()
+	want := c.Version
+	if c.Status == eksapi.ClusterUpdating {
+		want = c.Target
+	}
+	if want == k.ensured {
+		return time.Second
+	}
+	served, err := k.serve(ctx, want)
+	if err == nil {
+		slog.Info("the control plane serves the cluster's version", "version", want, "emulated", served)
+		k.ensured, k.failures = want, 0
+		k.store.Serving(want)
+		return time.Second
+	}
+	k.failures, k.ensured = k.failures+1, "" // what it serves now is not known
+	slog.Error("the control plane cannot serve the cluster's version", "version", want, "failures", k.failures, "err", err)
+	if k.failures >= maxServeFailures && c.Status == eksapi.ClusterUpdating {
+		k.failures = 0
+		if ferr := k.store.FailClusterUpdate(eksapi.ErrorDetail{ErrorCode: "Unknown", ResourceIDs: []string{},
+			ErrorMessage: fmt.Sprintf("The emulator's control plane could not serve Kubernetes %s: %v", want, err)}); ferr != nil {
+			slog.Error("failing the cluster update", "err", ferr)
+		}
+		return 0 // back to the version before, at once
+	}
+	return 10 * time.Second
 }
 
 // clusterNetwork serves the API server's CONNECT proxy to Services on socket.

@@ -1,11 +1,20 @@
 package emulator
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 
@@ -45,3 +54,77 @@ var cmpSorted = cmp.Transformer("sorted", func(rs []eksapi.DeprecatedRequest) []
 	slices.Sort(out)
 	return out
 })
+
+// updatingStore is a Store whose cluster is UPDATING from 1.34 to 1.35,
+// the update's time passed.
+func updatingStore(t *testing.T) (*eksapi.Store, string) {
+	t.Helper()
+	cfg := clusterconfig.Default()
+	cfg.KubernetesVersion, cfg.NodeGroups = "1.34", nil
+	dir := t.TempDir()
+	since := time.Now().Add(-time.Hour).UTC()
+	state, err := json.Marshal(map[string]any{
+		"version": 1, "cluster": cfg.Metadata.Name, "nodegroups": []any{}, "profiles": []any{},
+		"controlPlane": eksapi.ClusterState{Version: "1.34", PlatformVersion: eksapi.PlatformVersion, Status: eksapi.ClusterUpdating,
+			StatusSince: since, Update: "u1", Target: "1.35"},
+		"updates": []eksapi.UpdateState{{ID: "u1", Type: eksapi.VersionUpdate, Status: eksapi.UpdateInProgress, CreatedAt: since,
+			Params: []eksapi.UpdateParam{}, Errors: []eksapi.ErrorDetail{}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, eksapi.StateFile), state, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := eksapi.NewStore(cfg, dir, eksapi.WithServedVersion(), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, dir
+}
+
+// TestVersionKeeper: the update completes once its version is served; after
+// three failures to serve it, it fails and the old version is served again.
+func TestVersionKeeper(t *testing.T) {
+	store, _ := updatingStore(t)
+	var asked []string
+	k := &versionKeeper{store: store, serve: func(_ context.Context, v string) (string, error) { asked = append(asked, v); return v, nil }}
+	if c := store.Cluster(); c.Status != eksapi.ClusterUpdating {
+		t.Fatalf("before the version is served: %s, want UPDATING", c.Status)
+	}
+	k.step(context.Background())
+	k.step(context.Background()) // served already: not asked again
+	if c := store.Cluster(); c.Status != eksapi.ClusterActive || c.Version != "1.35" || !slices.Equal(asked, []string{"1.35"}) {
+		t.Errorf("served: %s %s, asked %v; want ACTIVE 1.35, asked once for 1.35", c.Status, c.Version, asked)
+	}
+
+	store, dir := updatingStore(t)
+	asked = nil
+	fail := true
+	k = &versionKeeper{store: store, serve: func(_ context.Context, v string) (string, error) {
+		asked = append(asked, v)
+		if fail {
+			return "", errors.New("kwokctl start failed")
+		}
+		return v, nil
+	}}
+	for range maxServeFailures {
+		k.step(context.Background())
+	}
+	fail = false
+	k.step(context.Background())
+	if c := store.Cluster(); c.Status != eksapi.ClusterActive || c.Version != "1.34" || !slices.Equal(asked, []string{"1.35", "1.35", "1.35", "1.34"}) {
+		t.Errorf("after %d failures: %s %s, asked %v; want ACTIVE 1.34, then 1.34 served again", maxServeFailures, c.Status, c.Version, asked)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, eksapi.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct{ Updates []eksapi.UpdateState }
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if u := saved.Updates[0]; u.Status != eksapi.UpdateFailed || len(u.Errors) != 1 || !strings.Contains(u.Errors[0].ErrorMessage, "kwokctl start failed") {
+		t.Errorf("the update: %+v, want Failed with the error", u)
+	}
+}

@@ -590,6 +590,27 @@ func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
 		r.fix("LV008", "Node", "", fargate.NullNodeName) != `aws ec2 modify-vpc-attribute --vpc-id vpc-0fa76a7e0000emu --enable-dns-hostnames '{"Value":true}'` {
 		t.Errorf("scan (exit %d): fargate-null %q; findings %v", code, msgs, r.rules())
 	}
+	// scan's fix, run as printed with the AWS CLI, then the pods recreated:
+	// their Fargate nodes have names again, and both run.
+	if out, err := c.shell(c.env(), r.fix("LV008", "Node", "", fargate.NullNodeName)); err != nil {
+		t.Fatalf("scan's fix: %v\n%s", err, out)
+	}
+	c.restart("apps", "web")
+	eventually(t, time.Minute, "both pods on named Fargate nodes", func() error {
+		if err := c.all("apps", "web", 2, "fargate:apps"); err != nil {
+			return err
+		}
+		nodes, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			if n.Name == fargate.NullNodeName {
+				return errors.New("a fargate-null node is left")
+			}
+		}
+		return nil
+	})
 }
 
 // TestIntegrationCoreDNSComputeType: CoreDNS annotated compute-type ec2 stays

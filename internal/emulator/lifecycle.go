@@ -181,7 +181,7 @@ func lastLines(s string, n int) string {
 func (o *Options) startControlPlane(ctx context.Context) error {
 	name := o.Config.Metadata.Name
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); errors.Is(err, os.ErrNotExist) {
-		binary, err := o.binaryVersion(ctx)
+		binary, err := binaryVersion(ctx, filepath.Join(o.BinDir, "kube-apiserver"))
 		if err != nil {
 			return err
 		}
@@ -323,6 +323,12 @@ func Down(ctx context.Context, o *Options) ([]Process, error) {
 	if len(ran) == 0 {
 		_ = os.Remove(o.pidFile())
 		return nil, nil
+	}
+	// The daemon first: it may restart the control plane (ServeVersion).
+	if slices.ContainsFunc(ran, func(p Process) bool { return p.Component == ComponentDaemon }) {
+		if _, err := StopComponent(o.StateDir, ComponentDaemon, 10*time.Second); err != nil {
+			o.say("warning: %v", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); err == nil && slices.ContainsFunc(ran, isControlPlane) {
 		o.say("stopping the control plane")

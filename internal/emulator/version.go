@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,8 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/renameio/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -59,18 +62,33 @@ func majorMinor(v string) (major, minor int, err error) {
 	return major, minor, nil
 }
 
-// binaryVersion is the minor version of the built kube-apiserver.
-func (o *Options) binaryVersion(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kube-apiserver"), "--version").Output()
+// binaryVersion is the minor version of a kube-apiserver binary.
+func binaryVersion(ctx context.Context, apiserver string) (string, error) {
+	out, err := exec.CommandContext(ctx, apiserver, "--version").Output()
 	if err != nil {
-		return "", fmt.Errorf("asking kube-apiserver its version: %w", err)
+		return "", fmt.Errorf("asking %s its version: %w", apiserver, err)
 	}
 	// "Kubernetes v1.35.4"
 	v, err := eks.ParseMinor(strings.TrimPrefix(strings.TrimSpace(string(out)), "Kubernetes "))
 	if err != nil {
-		return "", fmt.Errorf("reading kube-apiserver's version: %w", err)
+		return "", fmt.Errorf("reading the version of %s: %w", apiserver, err)
 	}
 	return v, nil
+}
+
+// emulatedVersion is the version the API server emulates, from its
+// /version.
+func (o *Options) emulatedVersion(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kubectl"), "--kubeconfig", o.kwokKubeconfig(),
+		"get", "--raw", "/version", "--request-timeout", "5s").Output()
+	if err != nil {
+		return "", fmt.Errorf("reading the API server's /version: %w", err)
+	}
+	var info version.Info
+	if err := json.Unmarshal(out, &info); err != nil {
+		return "", fmt.Errorf("reading the API server's /version: %w", err)
+	}
+	return info.EmulationMajor + "." + info.EmulationMinor, nil
 }
 
 // componentArg is an argument of a control plane component.
@@ -102,7 +120,8 @@ func extraArgs(args []componentArg) []string {
 // restarts the control plane when that changes what it emulates (or when it
 // does not run), and returns the version it serves.
 func (o *Options) ServeVersion(ctx context.Context, version string) (string, error) {
-	binary, err := o.binaryVersion(ctx)
+	// The binary the control plane runs: kwokctl's copy, not BinDir's.
+	binary, err := binaryVersion(ctx, filepath.Join(o.clusterDir(), "bin", "kube-apiserver"))
 	if err != nil {
 		return "", err
 	}
@@ -117,21 +136,28 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	if !changed && o.controlPlaneReady(ctx) {
-		return want, nil
+		if got, err := o.emulatedVersion(ctx); err == nil && got == want {
+			return want, nil
+		}
 	}
 	if err := o.releaseNodes(ctx); err != nil {
 		return "", err
 	}
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
 	if changed {
-		if err := os.WriteFile(path, updated, 0o600); err != nil {
+		if err := renameio.WriteFile(path, updated, 0o600); err != nil {
 			return "", fmt.Errorf("writing the control plane's configuration: %w", err)
 		}
 	}
 	if err := o.startStopped(ctx); err != nil {
 		return "", err
 	}
-	return want, nil
+	// kwokctl start succeeds even when the control plane did not get ready.
+	got, err := o.emulatedVersion(ctx)
+	if err == nil && got != want {
+		err = fmt.Errorf("the control plane serves %s, not %s", got, want)
+	}
+	return want, err
 }
 
 // setArgs sets the arguments of a kwokctl configuration's components
@@ -186,7 +212,12 @@ func setConfigArgs(data []byte, args []componentArg) ([]byte, bool, error) {
 		}
 		flag := "--" + a.key + "="
 		list, _ := c["args"].([]any)
-		i := slices.IndexFunc(list, func(v any) bool { s, _ := v.(string); return strings.HasPrefix(s, flag) })
+		i := -1 // the last of a flag given twice is the one that counts
+		for j, v := range list {
+			if s, _ := v.(string); strings.HasPrefix(s, flag) {
+				i = j
+			}
+		}
 		switch {
 		case i < 0:
 			list = append(list, flag+a.value)
@@ -225,6 +256,7 @@ func (o *Options) releaseNodes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the control plane's kubeconfig: %w", err)
 	}
+	cfg.Timeout = 10 * time.Second
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to the control plane: %w", err)

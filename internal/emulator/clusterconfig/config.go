@@ -57,6 +57,19 @@ type VPC struct {
 	// only one Fargate pod runs.
 	EnableDNSHostnames *bool   `json:"enableDnsHostnames"`
 	Subnets            Subnets `json:"subnets"`
+	// Endpoints are the VPC's endpoints by service, as in
+	// com.amazonaws.REGION.SERVICE: "ecr.api", "ecr.dkr", "s3" (a gateway
+	// endpoint), "sts"...
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// NATGateway reports whether the private subnet of az routes to a NAT
+// gateway, which is in the AZ's public subnet: when there is one, unless the
+// private subnet's nat is false.
+func (c *Config) NATGateway(az string) bool {
+	s, private := c.VPC.Subnets.Private[az]
+	_, public := c.VPC.Subnets.Public[az]
+	return private && public && (s.NAT == nil || *s.NAT)
 }
 
 // Subnets are the VPC's subnets by kind and AZ.
@@ -69,8 +82,9 @@ type Subnets struct {
 type Subnet struct {
 	ID   string `json:"id"`
 	CIDR string `json:"cidr"`
-	// NAT says whether the private subnet routes to a NAT gateway (image pulls
-	// from outside the VPC need one).
+	// NAT says whether the private subnet routes to a NAT gateway of its AZ
+	// (image pulls from outside the VPC need one), which is in the AZ's
+	// public subnet; default: when the AZ has a public subnet (NATGateway).
 	NAT *bool `json:"nat,omitempty"`
 }
 
@@ -369,6 +383,16 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	for az, s := range c.VPC.Subnets.Private {
+		if _, public := c.VPC.Subnets.Public[az]; s.NAT != nil && *s.NAT && !public {
+			bad(fmt.Sprintf("vpc.subnets.private.%s.nat", az), "a NAT gateway needs a public subnet in %s", az)
+		}
+	}
+	for i, e := range c.VPC.Endpoints {
+		if !endpointService.MatchString(e) || slices.Contains(c.VPC.Endpoints[:i], e) {
+			bad(fmt.Sprintf("vpc.endpoints[%d]", i), "%q is not a service name such as ecr.api, ecr.dkr or s3, or is there twice", e)
+		}
+	}
 	for i, ng := range c.NodeGroups {
 		field := fmt.Sprintf("managedNodeGroups[%d]", i)
 		if ng.Name == "" {
@@ -411,6 +435,9 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// endpointService is the SERVICE of a VPC endpoint com.amazonaws.REGION.SERVICE.
+var endpointService = regexp.MustCompile(`^[a-z0-9]+([.-][a-z0-9]+)*$`)
 
 // profileField names a profile field as this file does.
 func profileField(apiField string) string {

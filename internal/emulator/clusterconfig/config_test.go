@@ -49,6 +49,20 @@ timings: {preset: realistic, profileCreate: 10s}
 	if len(c.FargateProfiles[0].Subnets) != 3 {
 		t.Errorf("profile subnets default to the private subnets: %v", c.FargateProfiles[0].Subnets)
 	}
+	if !c.NATGateway("eu-west-1a") {
+		t.Error("a private subnet routes to the NAT gateway of its AZ's public subnet by default")
+	}
+	c, err = Parse([]byte(`vpc:
+  subnets:
+    private: {us-east-1a: {id: p1, cidr: 10.0.0.0/24, nat: false}, us-east-1b: {id: p2, cidr: 10.0.1.0/24}}
+    public: {us-east-1a: {id: u1, cidr: 10.0.2.0/24}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATGateway("us-east-1a") || c.NATGateway("us-east-1b") {
+		t.Error("NAT routes: nat false, or no public subnet for the NAT gateway: want none")
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -68,6 +82,9 @@ func TestParseErrors(t *testing.T) {
 		"managedNodeGroups: [{name: ng, kubeletVersion: '1.34', releaseVersion: 1.35.0-20261101}]\n":  `managedNodeGroups[0].releaseVersion: "1.35.0-20261101" is not an AMI release of Kubernetes 1.34`,
 		"managedNodeGroups: [{name: ng, releaseVersion: latest}]\n":                                   `managedNodeGroups[0].releaseVersion: "latest"`,
 		"managedNodeGroups: [{name: ng}, {name: ng}]\n":                                               `managedNodeGroups[1].name: "ng" is the name of another node group`,
+		"vpc: {endpoints: [s3, 'ECR API']}\n":                                                         `vpc.endpoints[1]: "ECR API" is not a service name`,
+		"vpc: {endpoints: [s3, s3]}\n":                                                                `vpc.endpoints[1]: "s3"`,
+		"vpc: {subnets: {private: {us-east-1a: {id: s, cidr: 10.0.0.0/24, nat: true}}}}\n":            "vpc.subnets.private.us-east-1a.nat: a NAT gateway needs a public subnet in us-east-1a",
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -1,6 +1,7 @@
-// Package ec2api is the part of the EC2 API the fargatekit emulator serves:
-// DescribeSubnets, DescribeVpcs and DescribeVpcAttribute over the cluster's
-// VPC, in EC2's query protocol (a form-encoded POST naming the Action,
+// Package ec2api is the part of the EC2 API the fargatekit emulator serves
+// ([Actions]) over the cluster's VPC: its subnets, route tables, NAT
+// gateways and endpoints from the configuration, and its DNS attributes,
+// which ModifyVpcAttribute changes; in EC2's query protocol (a form-encoded POST naming the Action,
 // answered in XML), so that aws-sdk-go-v2/service/ec2 and
 // `aws ec2 ... --endpoint-url` work against it unchanged. It shares the
 // emulator's AWS endpoint with the EKS API: [IsRequest] tells an EC2
@@ -9,18 +10,24 @@
 package ec2api
 
 import (
+	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/google/renameio/v2"
 	"github.com/google/uuid"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
@@ -41,18 +48,63 @@ func IsRequest(r *http.Request) bool {
 		strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
 }
 
+// Actions are the EC2 actions the emulator serves.
+var Actions = []string{"DescribeSubnets", "DescribeVpcs", "DescribeVpcAttribute", "ModifyVpcAttribute",
+	"DescribeRouteTables", "DescribeNatGateways", "DescribeVpcEndpoints"}
+
 // Server answers EC2 requests about one emulated cluster's VPC.
 type Server struct {
-	cfg *clusterconfig.Config
-	log *slog.Logger
+	cfg  *clusterconfig.Config
+	log  *slog.Logger
+	path string // the VPC attributes' state file; "" keeps them in memory
+
+	mu    sync.Mutex
+	attrs vpcAttributes
 }
 
-// NewServer returns the EC2 API of cfg's VPC.
-func NewServer(cfg *clusterconfig.Config, log *slog.Logger) *Server {
+// vpcAttributes are the VPC's DNS attributes, as ModifyVpcAttribute left
+// them.
+type vpcAttributes struct {
+	EnableDNSHostnames bool `json:"enableDnsHostnames"`
+	EnableDNSSupport   bool `json:"enableDnsSupport"`
+}
+
+// StateFile is the file in the state directory that keeps the VPC's
+// attributes.
+const StateFile = "ec2.json"
+
+// NewServer returns the EC2 API of cfg's VPC, its attributes kept in dir
+// ("" for in memory): those of the configuration until ModifyVpcAttribute
+// changes them. A state file that cannot be read is an error naming it.
+func NewServer(cfg *clusterconfig.Config, dir string, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{cfg: cfg, log: log}
+	s := &Server{cfg: cfg, log: log, attrs: vpcAttributes{EnableDNSHostnames: cfg.DNSHostnames(), EnableDNSSupport: true}}
+	if dir == "" {
+		return s, nil
+	}
+	s.path = filepath.Join(dir, StateFile)
+	data, err := os.ReadFile(s.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the EC2 state: %w", err)
+	}
+	if err := json.Unmarshal(data, &s.attrs); err != nil {
+		return nil, fmt.Errorf("reading the EC2 state %s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+// DNSHostnames reports whether the VPC gives instances DNS hostnames (its
+// enableDnsHostnames attribute): without, every Fargate node is
+// fargate-null.
+func (s *Server) DNSHostnames() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attrs.EnableDNSHostnames
 }
 
 // ServeHTTP answers one query request.
@@ -79,10 +131,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out, aerr = s.describeVpcs(form, requestID)
 	case "DescribeVpcAttribute":
 		out, aerr = s.describeVpcAttribute(form, requestID)
+	case "ModifyVpcAttribute":
+		out, aerr = s.modifyVpcAttribute(form, requestID)
+	case "DescribeRouteTables":
+		out, aerr = s.describeRouteTables(form, requestID)
+	case "DescribeNatGateways":
+		out, aerr = s.describeNatGateways(form, requestID)
+	case "DescribeVpcEndpoints":
+		out, aerr = s.describeVpcEndpoints(form, requestID)
 	case "":
 		aerr = &apiError{http.StatusBadRequest, "MissingAction", "The request must contain the parameter Action."}
 	default:
-		aerr = &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("The action %s is not valid for this web service (the emulator serves DescribeSubnets, DescribeVpcs and DescribeVpcAttribute).", action)}
+		aerr = &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("The action %s is not valid for this web service (the emulator serves %s).", action, strings.Join(Actions, ", "))}
 	}
 	if aerr != nil {
 		s.fail(w, requestID, *aerr)
@@ -166,9 +226,20 @@ func list(form url.Values, prefix string) []string {
 // matches reports whether every filter lets through an object whose
 // attributes are attrs (tags as "tag:Key").
 func matches(fs []filter, attrs map[string]string) bool {
+	multi := make(map[string][]string, len(attrs))
+	for k, v := range attrs {
+		multi[k] = []string{v}
+	}
+	return matchesAny(fs, multi)
+}
+
+// matchesAny is matches for attributes with several values, such as the
+// subnets of a route table's associations: a filter lets the object
+// through when one of its values is one of the filter's (an empty value is
+// no value: a route without a NAT gateway).
+func matchesAny(fs []filter, attrs map[string][]string) bool {
 	for _, f := range fs {
-		v, ok := attrs[f.name]
-		if !ok || !slices.Contains(f.values, v) {
+		if !slices.ContainsFunc(attrs[f.name], func(v string) bool { return v != "" && slices.Contains(f.values, v) }) {
 			return false
 		}
 	}
@@ -346,17 +417,80 @@ func (s *Server) describeVpcAttribute(form url.Values, requestID string) (any, *
 		return nil, aerr
 	}
 	resp := describeVpcAttributeResponse{Xmlns: xmlns, RequestID: requestID, VpcID: id}
+	s.mu.Lock()
+	attrs := s.attrs
+	s.mu.Unlock()
 	switch a := form.Get("Attribute"); a {
 	case "enableDnsHostnames":
-		resp.EnableDNSHostnames = &boolValue{s.cfg.DNSHostnames()}
+		resp.EnableDNSHostnames = &boolValue{attrs.EnableDNSHostnames}
 	case "enableDnsSupport":
-		resp.EnableDNSSupport = &boolValue{true}
+		resp.EnableDNSSupport = &boolValue{attrs.EnableDNSSupport}
 	case "":
 		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter Attribute"}
 	default:
 		return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter attribute is invalid. The emulator knows enableDnsHostnames and enableDnsSupport.", a)}
 	}
 	return resp, nil
+}
+
+type modifyVpcAttributeResponse struct {
+	XMLName   xml.Name `xml:"ModifyVpcAttributeResponse"`
+	Xmlns     string   `xml:"xmlns,attr"`
+	RequestID string   `xml:"requestId"`
+	Return    bool     `xml:"return"`
+}
+
+// modifyVpcAttribute sets one DNS attribute, as EC2 does: exactly one per
+// request, and DNS hostnames enabled only with DNS support.
+func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *apiError) {
+	id := form.Get("VpcId")
+	if id == "" {
+		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter VpcId"}
+	}
+	if aerr := s.knownVPCs([]string{id}); aerr != nil {
+		return nil, aerr
+	}
+	hostnames, hasHostnames := form["EnableDnsHostnames.Value"]
+	support, hasSupport := form["EnableDnsSupport.Value"]
+	if hasHostnames == hasSupport {
+		return nil, &apiError{http.StatusBadRequest, "InvalidParameterCombination", "Only one attribute can be modified at a time"}
+	}
+	value := func(v []string) (bool, *apiError) {
+		b, err := strconv.ParseBool(v[0])
+		if err != nil {
+			return false, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter value is invalid. Expected a boolean.", v[0])}
+		}
+		return b, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.attrs
+	var aerr *apiError
+	if hasHostnames {
+		next.EnableDNSHostnames, aerr = value(hostnames)
+	} else {
+		next.EnableDNSSupport, aerr = value(support)
+	}
+	switch {
+	case aerr != nil:
+		return nil, aerr
+	case hasHostnames && next.EnableDNSHostnames && !next.EnableDNSSupport:
+		// "You can only enable DNS hostnames if you've enabled DNS support" (VPC user guide); the text is the emulator's.
+		return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", "DNS hostnames can only be enabled with DNS support enabled (enableDnsSupport)"}
+	}
+	if s.path != "" {
+		data, err := json.Marshal(next)
+		if err == nil {
+			err = renameio.WriteFile(s.path, data, 0o600)
+		}
+		if err != nil {
+			s.log.Error("EC2 API cannot save the VPC's attributes", "err", err)
+			return nil, &apiError{http.StatusInternalServerError, "InternalError", "An internal error has occurred"}
+		}
+	}
+	s.attrs = next
+	s.log.Info("VPC attribute modified", "vpc", id, "enableDnsHostnames", next.EnableDNSHostnames, "enableDnsSupport", next.EnableDNSSupport)
+	return modifyVpcAttributeResponse{Xmlns: xmlns, RequestID: requestID, Return: true}, nil
 }
 
 // ZoneID is the AZ ID of the i-th AZ of a region, as EC2 writes them:

@@ -202,6 +202,20 @@ func (s *Store) KubernetesVersion() string {
 	return s.cluster.Version
 }
 
+// FailClusterUpdate ends the control plane's update in progress, if any, as
+// Failed with errs: the cluster is ACTIVE again on the version it had.
+func (s *Store) FailClusterUpdate(errs ...ErrorDetail) error {
+	return s.update(func() (bool, error) {
+		c := &s.cluster
+		if c.Status != ClusterUpdating {
+			return false, nil
+		}
+		s.finishUpdateLocked(c.Update, errs)
+		c.Status, c.StatusSince, c.Update, c.Target = ClusterActive, s.clock.Now().UTC(), "", ""
+		return true, nil
+	})
+}
+
 // Serving records that the control plane serves version (WithServedVersion).
 func (s *Store) Serving(version string) {
 	s.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
@@ -294,29 +295,10 @@ func (s *Store) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encoding the EKS state: %w", err)
 	}
+	if err := renameio.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("saving the EKS state to %s: %w", s.path, err)
+	}
 	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, "."+StateFile+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("saving the EKS state: %w", err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), s.path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("saving the EKS state to %s: %w", s.path, werr)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // makes the rename durable where the OS supports it
-		_ = d.Close()
-	}
 	_ = os.Remove(filepath.Join(dir, oldStateFile)) // read, and now in StateFile
 	return nil
 }

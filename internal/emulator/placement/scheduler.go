@@ -44,6 +44,9 @@ type Scheduler struct {
 	// Version returns the control plane's Kubernetes minor version, which
 	// new Fargate nodes' kubelets run; nil: Config's.
 	Version func() string
+	// DNSHostnames returns whether the VPC gives DNS hostnames (without,
+	// every new Fargate node is fargate-null); nil: Config's.
+	DNSHostnames func() bool
 	// Rand picks subnets and addresses; seed it for repeatable runs.
 	Rand *rand.Rand
 
@@ -204,18 +207,22 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 // subnet. An address that is taken after all (by a node made before a
 // restart of the emulator) is remembered and another one drawn.
 func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizing) (*corev1.Node, error) {
+	hostnames := s.Config.DNSHostnames()
+	if s.DNSHostnames != nil {
+		hostnames = s.DNSHostnames()
+	}
 	for range 10 {
 		ip, err := s.address(s.Config.VPC.Subnets.Private[az].CIDR)
 		if err != nil {
 			return nil, err
 		}
-		node := s.node(ip, az, size)
+		node := s.node(ip, az, size, hostnames)
 		_, err = s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		switch {
 		case err == nil:
 			s.setZone(node.Name, az)
 			return node, nil
-		case apierrors.IsAlreadyExists(err) && s.Config.DNSHostnames():
+		case apierrors.IsAlreadyExists(err) && hostnames:
 			continue // the address stays marked used
 		case apierrors.IsAlreadyExists(err):
 			s.release(ip)
@@ -339,8 +346,8 @@ func (s *Scheduler) release(ip netip.Addr) {
 }
 
 // node builds the Node of one Fargate pod.
-func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing) *corev1.Node {
-	name := fargate.NodeName(s.Config.Metadata.Region, ip, s.Config.DNSHostnames())
+func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing, hostnames bool) *corev1.Node {
+	name := fargate.NodeName(s.Config.Metadata.Region, ip, hostnames)
 	labels := fargate.NodeLabels(s.Config.Metadata.Region, az)
 	labels[corev1.LabelHostname] = name
 	labels["type"] = "kwok"
