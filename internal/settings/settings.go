@@ -61,6 +61,10 @@ type UpgradeFile struct {
 	// run on kubelets older than the control plane: refuse (the default, as
 	// EKS does for node groups) or allow.
 	FargateNodesBehind string `json:"fargateNodesBehind"`
+	// ReadinessErrors is what UpdateClusterVersion does while an upgrade
+	// insight of the new version is in ERROR: refuse (the default, as the API
+	// reference documents) or allow.
+	ReadinessErrors string `json:"readinessErrors"`
 }
 
 // LimitsFile is the limits section; unset fields keep EKS's defaults.
@@ -154,6 +158,13 @@ func Parse(data []byte) (*Settings, error) {
 			s.Upgrade.RefuseFargateBehind = false
 		default:
 			errs = append(errs, fmt.Errorf("upgrade.fargateNodesBehind: %q is not refuse or allow", u.FargateNodesBehind))
+		}
+		switch u.ReadinessErrors {
+		case "", "refuse":
+		case "allow":
+			s.Upgrade.RefuseReadinessErrors = false
+		default:
+			errs = append(errs, fmt.Errorf("upgrade.readinessErrors: %q is not refuse or allow", u.ReadinessErrors))
 		}
 	}
 	if l := f.Limits; l != nil {

@@ -18,7 +18,7 @@ import (
 func TestParse(t *testing.T) {
 	s, err := Parse([]byte("disable: [FG041, job-without-ttl]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
 		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nhonourZoneSelector: true\nlimits: {selectorsPerProfile: 10}\n" +
-		"upgrade: {fargateNodesBehind: allow}\n"))
+		"upgrade: {fargateNodesBehind: allow, readinessErrors: allow}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +33,8 @@ func TestParse(t *testing.T) {
 	if diff := cmp.Diff(want, s.Fargate); diff != "" {
 		t.Errorf("fargate settings (-want +got):\n%s", diff)
 	}
-	if s.Upgrade.RefuseFargateBehind {
-		t.Error("upgrade.fargateNodesBehind: allow left RefuseFargateBehind set")
+	if s.Upgrade.RefuseFargateBehind || s.Upgrade.RefuseReadinessErrors {
+		t.Errorf("upgrade: allow left %+v", s.Upgrade)
 	}
 	if n := len(s.Rules()); n != len(builtin.Rules())-2 {
 		t.Errorf("%d rules left, want %d", n, len(builtin.Rules())-2)
@@ -97,6 +97,7 @@ func TestParseErrors(t *testing.T) {
 		"azChoice: roundrobin\n":                   `azChoice: "roundrobin" is not an AZ choice model`,
 		"limits: {labelsPerSelector: 0}\n":         `limits.labelsPerSelector: must be at least 1`,
 		"upgrade: {fargateNodesBehind: warn}\n":    `upgrade.fargateNodesBehind: "warn" is not refuse or allow`,
+		"upgrade: {readinessErrors: force}\n":      `upgrade.readinessErrors: "force" is not refuse or allow`,
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -177,7 +177,14 @@ type UpgradePolicy struct {
 	// recreated first; whether UpdateClusterVersion refuses (as it does for
 	// node groups) or lets them fall further behind is unconfirmed.
 	RefuseFargateBehind bool
+	// RefuseReadinessErrors refuses an update while an upgrade insight of
+	// the new version is in ERROR, unless forced. The API documents it
+	// (InvalidStateException, the force flag); AWS enforced it, then rolled
+	// it back for a while (containers-roadmap#2570, 2025-03): whether it is
+	// enforced today is unconfirmed.
+	RefuseReadinessErrors bool
 }
 
-// DefaultUpgradePolicy refuses, as EKS does for node groups.
-var DefaultUpgradePolicy = UpgradePolicy{RefuseFargateBehind: true}
+// DefaultUpgradePolicy refuses both, as EKS does for node groups and as its
+// API reference documents for insights.
+var DefaultUpgradePolicy = UpgradePolicy{RefuseFargateBehind: true, RefuseReadinessErrors: true}

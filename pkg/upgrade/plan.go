@@ -361,14 +361,15 @@ func (a *analysis) nodegroupCommands(ngs []Nodegroup, version string) []string {
 
 // insights reports EKS's upgrade insights for the hop's version that do
 // not pass, but the one the plan computes itself: EKS refuses an update
-// over an ERROR unless forced, so an ERROR blocks the hop.
+// over an ERROR unless forced (when the policy says it does), so an ERROR
+// blocks the hop.
 func (a *analysis) insights(h *Hop) {
 	for _, in := range a.f.Insights {
 		if in.Version != h.To || in.Name == KubeletSkewInsight || (in.Status != "ERROR" && in.Status != "WARNING") {
 			continue
 		}
 		sev := Warning
-		if in.Status == "ERROR" {
+		if in.Status == "ERROR" && a.f.Policy.RefuseReadinessErrors {
 			sev = Blocker
 		}
 		h.Issues = append(h.Issues, Issue{Kind: EKSInsight, Severity: sev, Subject: "EKS insight " + in.Name,

@@ -354,6 +354,22 @@ func TestInsights(t *testing.T) {
 	}
 }
 
+// TestInsightsAllowed: where the policy says EKS lets an update through
+// over readiness errors, an ERROR insight is a warning.
+func TestInsightsAllowed(t *testing.T) {
+	f := facts()
+	f.Nodegroups, f.PDBs, f.Snapshot = nil, nil, nil
+	f.Policy.RefuseReadinessErrors = false
+	f.Insights = []Insight{{ID: "a1", Name: "Deprecated APIs removed in Kubernetes v1.34", Version: "1.34", Status: "ERROR"}}
+	p, err := Build(f, "1.34")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"warning eks-insight EKS insight Deprecated APIs removed in Kubernetes v1.34"}, issues(p.Hops[0])); diff != "" {
+		t.Errorf("hop (-want +got):\n%s", diff)
+	}
+}
+
 // TestManagedWith: a cluster managed with eksctl is updated with eksctl,
 // from its ClusterConfig once the file says the version; one managed with
 // Terraform by setting the versions in its configuration and applying it.

@@ -245,7 +245,8 @@ type updateVersionInput struct {
 // progress, the version itself, node groups behind, Fargate nodes behind
 // (fargateBehind: node name → kubelet minor version, those older than the
 // control plane; refused when the upgrade policy says so), then, unless
-// forced, upgrade insights of that version in ERROR (readinessErrors).
+// forced, upgrade insights of that version in ERROR (readinessErrors: the
+// caller reads them when the upgrade policy says so).
 func (s *Store) updateClusterVersion(in updateVersionInput, fargateBehind map[string]string, readinessErrors bool) (UpdateState, error) {
 	cluster := s.cfg.Metadata.Name
 	var out UpdateState
@@ -372,7 +373,7 @@ func (s *Server) updateClusterVersion(w http.ResponseWriter, r *http.Request, cl
 		}
 	}
 	readinessErrors := false
-	if !in.Force {
+	if !in.Force && s.store.policy.RefuseReadinessErrors {
 		all, ok := s.insights(w, r)
 		if !ok {
 			return

@@ -421,14 +421,18 @@ func TestUpdateOverInsights(t *testing.T) {
 		name    string
 		removed string // the release that removes the API requested
 		force   bool
+		allow   bool // the upgrade policy lets readiness errors through
 		want    string
 	}{
 		{name: "removed by the update", removed: "1.35", want: refused},
 		{name: "forced", removed: "1.35", force: true},
 		{name: "removed by the next one: a warning", removed: "1.36"},
+		{name: "the policy does not refuse", removed: "1.35", allow: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil })
+			policy := fkeks.DefaultUpgradePolicy
+			policy.RefuseReadinessErrors = !tc.allow
+			e := newEnv(t, func(c *clusterconfig.Config) { at134(c); c.NodeGroups = nil }, eksapi.WithUpgradePolicy(policy))
 			e.cluster.insights = eksapi.InsightFacts{
 				Kubelets:   map[string]string{"ip-10-0-1-1.ec2.internal": "1.33"},
 				Deprecated: []eksapi.DeprecatedRequest{{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses", RemovedRelease: tc.removed}},
