@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,7 +142,8 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 		}
 	}
 	if err := o.releaseNodes(ctx); err != nil {
-		return "", err
+		// Not a reason not to restart: the nodes are taken once the leases expire.
+		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)
 	}
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
 	if changed {
