@@ -152,20 +152,18 @@ func Parse(data []byte) (*Settings, error) {
 		s.Fargate.AZChoice = c
 	}
 	if u := f.Upgrade; u != nil {
-		switch u.FargateNodesBehind {
-		case "", "refuse":
-		case "allow":
-			s.Upgrade.RefuseFargateBehind = false
-		default:
-			errs = append(errs, fmt.Errorf("upgrade.fargateNodesBehind: %q is not refuse or allow", u.FargateNodesBehind))
+		// refuse sets *to from value: "refuse" (or unset, the default) or "allow".
+		refuse := func(field, value string, to *bool) {
+			switch value {
+			case "", "refuse":
+			case "allow":
+				*to = false
+			default:
+				errs = append(errs, fmt.Errorf("upgrade.%s: %q is not refuse or allow", field, value))
+			}
 		}
-		switch u.ReadinessErrors {
-		case "", "refuse":
-		case "allow":
-			s.Upgrade.RefuseReadinessErrors = false
-		default:
-			errs = append(errs, fmt.Errorf("upgrade.readinessErrors: %q is not refuse or allow", u.ReadinessErrors))
-		}
+		refuse("fargateNodesBehind", u.FargateNodesBehind, &s.Upgrade.RefuseFargateBehind)
+		refuse("readinessErrors", u.ReadinessErrors, &s.Upgrade.RefuseReadinessErrors)
 	}
 	if l := f.Limits; l != nil {
 		for _, v := range []struct {

@@ -3,9 +3,7 @@ package ec2api
 import (
 	"encoding/xml"
 	"fmt"
-	"net/http"
 	"net/url"
-	"slices"
 	"time"
 )
 
@@ -131,37 +129,29 @@ func (s *Server) routeTables() []routeTable {
 }
 
 func (s *Server) describeRouteTables(form url.Values, requestID string) (any, *apiError) {
-	fs, aerr := filters(form, []string{"vpc-id", "route-table-id", "association.subnet-id", "association.main",
-		"route.destination-cidr-block", "route.gateway-id", "route.nat-gateway-id"})
+	found, aerr := described(form, "RouteTableId", s.routeTables(), func(t routeTable) string { return t.RouteTableID },
+		func(id string) *apiError {
+			return notFound("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
+		},
+		func(t routeTable) map[string][]string {
+			attrs := map[string][]string{"vpc-id": {t.VpcID}, "route-table-id": {t.RouteTableID}}
+			for _, a := range t.Associations.Items {
+				attrs["association.subnet-id"] = append(attrs["association.subnet-id"], a.SubnetID)
+				attrs["association.main"] = append(attrs["association.main"], fmt.Sprint(a.Main))
+			}
+			for _, r := range t.Routes.Items {
+				attrs["route.destination-cidr-block"] = append(attrs["route.destination-cidr-block"], r.DestinationCidrBlock)
+				attrs["route.gateway-id"] = append(attrs["route.gateway-id"], r.GatewayID)
+				attrs["route.nat-gateway-id"] = append(attrs["route.nat-gateway-id"], r.NatGatewayID)
+			}
+			return withTags(t.Tags, attrs)
+		}, "vpc-id", "route-table-id", "association.subnet-id", "association.main",
+		"route.destination-cidr-block", "route.gateway-id", "route.nat-gateway-id")
 	if aerr != nil {
 		return nil, aerr
 	}
-	ids := list(form, "RouteTableId")
-	all := s.routeTables()
-	for _, id := range ids {
-		if !slices.ContainsFunc(all, func(t routeTable) bool { return t.RouteTableID == id }) {
-			return nil, &apiError{http.StatusBadRequest, "InvalidRouteTableID.NotFound", fmt.Sprintf("The routeTable ID '%s' does not exist", id)}
-		}
-	}
 	resp := describeRouteTablesResponse{Xmlns: xmlns, RequestID: requestID}
-	for _, t := range all {
-		attrs := map[string][]string{"vpc-id": {t.VpcID}, "route-table-id": {t.RouteTableID}}
-		for _, a := range t.Associations.Items {
-			attrs["association.subnet-id"] = append(attrs["association.subnet-id"], a.SubnetID)
-			attrs["association.main"] = append(attrs["association.main"], fmt.Sprint(a.Main))
-		}
-		for _, r := range t.Routes.Items {
-			attrs["route.destination-cidr-block"] = append(attrs["route.destination-cidr-block"], r.DestinationCidrBlock)
-			attrs["route.gateway-id"] = append(attrs["route.gateway-id"], r.GatewayID)
-			attrs["route.nat-gateway-id"] = append(attrs["route.nat-gateway-id"], r.NatGatewayID)
-		}
-		for _, tg := range t.Tags.Items {
-			attrs["tag:"+tg.Key] = []string{tg.Value}
-		}
-		if (len(ids) == 0 || slices.Contains(ids, t.RouteTableID)) && matchesAny(fs, attrs) {
-			resp.RouteTables.Items = append(resp.RouteTables.Items, t)
-		}
-	}
+	resp.RouteTables.Items = found
 	return resp, nil
 }
 
@@ -210,24 +200,18 @@ func (s *Server) natGateways() []natGateway {
 }
 
 func (s *Server) describeNatGateways(form url.Values, requestID string) (any, *apiError) {
-	fs, aerr := filters(form, []string{"nat-gateway-id", "subnet-id", "vpc-id", "state"})
+	found, aerr := described(form, "NatGatewayId", s.natGateways(), func(n natGateway) string { return n.NatGatewayID },
+		func(id string) *apiError {
+			return notFound("NatGatewayNotFound", "The Nat Gateway %s was not found", id)
+		},
+		func(n natGateway) map[string][]string {
+			return withTags(n.Tags, map[string][]string{"nat-gateway-id": {n.NatGatewayID}, "subnet-id": {n.SubnetID}, "vpc-id": {n.VpcID}, "state": {n.State}})
+		}, "nat-gateway-id", "subnet-id", "vpc-id", "state")
 	if aerr != nil {
 		return nil, aerr
 	}
-	ids := list(form, "NatGatewayId")
-	all := s.natGateways()
-	for _, id := range ids {
-		if !slices.ContainsFunc(all, func(n natGateway) bool { return n.NatGatewayID == id }) {
-			return nil, &apiError{http.StatusBadRequest, "NatGatewayNotFound", fmt.Sprintf("The Nat Gateway %s was not found", id)}
-		}
-	}
 	resp := describeNatGatewaysResponse{Xmlns: xmlns, RequestID: requestID}
-	for _, n := range all {
-		attrs := map[string]string{"nat-gateway-id": n.NatGatewayID, "subnet-id": n.SubnetID, "vpc-id": n.VpcID, "state": n.State, "tag:Name": n.Tags.Items[0].Value}
-		if (len(ids) == 0 || slices.Contains(ids, n.NatGatewayID)) && matches(fs, attrs) {
-			resp.NatGateways.Items = append(resp.NatGateways.Items, n)
-		}
-	}
+	resp.NatGateways.Items = found
 	return resp, nil
 }
 
@@ -276,24 +260,18 @@ func (s *Server) endpoints() []vpcEndpoint {
 }
 
 func (s *Server) describeVpcEndpoints(form url.Values, requestID string) (any, *apiError) {
-	fs, aerr := filters(form, []string{"vpc-id", "service-name", "vpc-endpoint-id", "vpc-endpoint-type", "vpc-endpoint-state"})
+	found, aerr := described(form, "VpcEndpointId", s.endpoints(), func(e vpcEndpoint) string { return e.VpcEndpointID },
+		func(id string) *apiError {
+			return notFound("InvalidVpcEndpointId.NotFound", "The Vpc Endpoint Id '%s' does not exist", id)
+		},
+		func(e vpcEndpoint) map[string][]string {
+			return withTags(e.Tags, map[string][]string{"vpc-id": {e.VpcID}, "service-name": {e.ServiceName}, "vpc-endpoint-id": {e.VpcEndpointID},
+				"vpc-endpoint-type": {e.VpcEndpointType}, "vpc-endpoint-state": {e.State}})
+		}, "vpc-id", "service-name", "vpc-endpoint-id", "vpc-endpoint-type", "vpc-endpoint-state")
 	if aerr != nil {
 		return nil, aerr
 	}
-	ids := list(form, "VpcEndpointId")
-	all := s.endpoints()
-	for _, id := range ids {
-		if !slices.ContainsFunc(all, func(e vpcEndpoint) bool { return e.VpcEndpointID == id }) {
-			return nil, &apiError{http.StatusBadRequest, "InvalidVpcEndpointId.NotFound", fmt.Sprintf("The Vpc Endpoint Id '%s' does not exist", id)}
-		}
-	}
 	resp := describeVpcEndpointsResponse{Xmlns: xmlns, RequestID: requestID}
-	for _, e := range all {
-		attrs := map[string]string{"vpc-id": e.VpcID, "service-name": e.ServiceName, "vpc-endpoint-id": e.VpcEndpointID,
-			"vpc-endpoint-type": e.VpcEndpointType, "vpc-endpoint-state": e.State, "tag:Name": e.Tags.Items[0].Value}
-		if (len(ids) == 0 || slices.Contains(ids, e.VpcEndpointID)) && matches(fs, attrs) {
-			resp.Endpoints.Items = append(resp.Endpoints.Items, e)
-		}
-	}
+	resp.Endpoints.Items = found
 	return resp, nil
 }

@@ -223,21 +223,50 @@ func list(form url.Values, prefix string) []string {
 	}
 }
 
-// matches reports whether every filter lets through an object whose
-// attributes are attrs (tags as "tag:Key").
-func matches(fs []filter, attrs map[string]string) bool {
-	multi := make(map[string][]string, len(attrs))
-	for k, v := range attrs {
-		multi[k] = []string{v}
+// described is what a Describe call returns of all: the objects its IDs
+// (idParam.N) name, or all of them, that its filters (of the names known,
+// or tags) let through. An unknown ID is unknown's error. attrs gives an
+// object's attributes by filter name.
+func described[T any](form url.Values, idParam string, all []T, id func(T) string, unknown func(string) *apiError,
+	attrs func(T) map[string][]string, known ...string) ([]T, *apiError) {
+	fs, aerr := filters(form, known)
+	if aerr != nil {
+		return nil, aerr
 	}
-	return matchesAny(fs, multi)
+	ids := list(form, idParam)
+	for _, want := range ids {
+		if !slices.ContainsFunc(all, func(o T) bool { return id(o) == want }) {
+			return nil, unknown(want)
+		}
+	}
+	var out []T
+	for _, o := range all {
+		if (len(ids) == 0 || slices.Contains(ids, id(o))) && matches(fs, attrs(o)) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
-// matchesAny is matches for attributes with several values, such as the
-// subnets of a route table's associations: a filter lets the object
-// through when one of its values is one of the filter's (an empty value is
-// no value: a route without a NAT gateway).
-func matchesAny(fs []filter, attrs map[string][]string) bool {
+// notFound is EC2's error for an unknown ID: code, and format with the ID.
+func notFound(code, format, id string) *apiError {
+	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, id)}
+}
+
+// withTags adds an object's tags to its attributes, as "tag:Key".
+func withTags(tags set[tag], attrs map[string][]string) map[string][]string {
+	for _, t := range tags.Items {
+		attrs["tag:"+t.Key] = []string{t.Value}
+	}
+	return attrs
+}
+
+// matches reports whether every filter lets through an object whose
+// attributes are attrs (tags as "tag:Key"). An attribute may have several
+// values, such as the subnets of a route table's associations: a filter
+// lets the object through when one of its values is one of the filter's
+// (an empty value is no value: a route without a NAT gateway).
+func matches(fs []filter, attrs map[string][]string) bool {
 	for _, f := range fs {
 		if !slices.ContainsFunc(attrs[f.name], func(v string) bool { return v != "" && slices.Contains(f.values, v) }) {
 			return false
@@ -325,28 +354,19 @@ func usable(cidr string) int {
 }
 
 func (s *Server) describeSubnets(form url.Values, requestID string) (any, *apiError) {
-	fs, aerr := filters(form, []string{"vpc-id", "subnet-id", "availability-zone", "availability-zone-id", "state", "cidr-block"})
+	found, aerr := described(form, "SubnetId", s.subnets(), func(sn subnet) string { return sn.SubnetID },
+		func(id string) *apiError {
+			return notFound("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+		},
+		func(sn subnet) map[string][]string {
+			return withTags(sn.Tags, map[string][]string{"vpc-id": {sn.VpcID}, "subnet-id": {sn.SubnetID}, "availability-zone": {sn.AvailabilityZone},
+				"availability-zone-id": {sn.AvailabilityZoneID}, "state": {sn.State}, "cidr-block": {sn.CidrBlock}})
+		}, "vpc-id", "subnet-id", "availability-zone", "availability-zone-id", "state", "cidr-block")
 	if aerr != nil {
 		return nil, aerr
 	}
-	ids := list(form, "SubnetId")
-	all := s.subnets()
-	for _, id := range ids {
-		if !slices.ContainsFunc(all, func(sn subnet) bool { return sn.SubnetID == id }) {
-			return nil, &apiError{http.StatusBadRequest, "InvalidSubnetID.NotFound", fmt.Sprintf("The subnet ID '%s' does not exist", id)}
-		}
-	}
 	resp := describeSubnetsResponse{Xmlns: xmlns, RequestID: requestID}
-	for _, sn := range all {
-		attrs := map[string]string{"vpc-id": sn.VpcID, "subnet-id": sn.SubnetID, "availability-zone": sn.AvailabilityZone,
-			"availability-zone-id": sn.AvailabilityZoneID, "state": sn.State, "cidr-block": sn.CidrBlock}
-		for _, t := range sn.Tags.Items {
-			attrs["tag:"+t.Key] = t.Value
-		}
-		if (len(ids) == 0 || slices.Contains(ids, sn.SubnetID)) && matches(fs, attrs) {
-			resp.Subnets.Items = append(resp.Subnets.Items, sn)
-		}
-	}
+	resp.Subnets.Items = found
 	return resp, nil
 }
 
@@ -379,7 +399,7 @@ func (s *Server) describeVpcs(form url.Values, requestID string) (any, *apiError
 	v := vpc{VpcID: s.cfg.VPC.ID, OwnerID: s.cfg.AccountID, State: "available", CidrBlock: s.cfg.VPC.CIDR,
 		DhcpOptionsID: "dopt-0emulator", InstanceTenancy: "default", Tags: set[tag]{[]tag{{"Name", s.cfg.Metadata.Name + "-vpc"}}}}
 	resp := describeVpcsResponse{Xmlns: xmlns, RequestID: requestID}
-	if matches(fs, map[string]string{"vpc-id": v.VpcID, "state": v.State, "cidr": v.CidrBlock, "is-default": "false", "tag:Name": v.Tags.Items[0].Value}) {
+	if matches(fs, withTags(v.Tags, map[string][]string{"vpc-id": {v.VpcID}, "state": {v.State}, "cidr": {v.CidrBlock}, "is-default": {"false"}})) {
 		resp.Vpcs.Items = []vpc{v}
 	}
 	return resp, nil
