@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 
@@ -25,6 +26,7 @@ import (
 type EKS struct {
 	Client  *eks.Client
 	EC2     *ec2.Client
+	IAM     *iam.Client
 	Cluster string
 	Region  string
 }
@@ -69,14 +71,17 @@ func NewEKS(ctx context.Context, t Target, kube *Kube) (*EKS, error) {
 			o.BaseEndpoint = aws.String(t.EC2Endpoint)
 		}
 	})
-	return &EKS{Client: client, EC2: ec2Client, Cluster: name, Region: cfg.Region}, nil
+	// IAM's endpoint is the SDK's (AWS_ENDPOINT_URL_IAM for the emulator).
+	return &EKS{Client: client, EC2: ec2Client, IAM: iam.NewFromConfig(cfg), Cluster: name, Region: cfg.Region}, nil
 }
 
 // Description is what DescribeCluster says of the cluster.
 type Description struct {
 	// Endpoint is the API server's URL.
 	Endpoint string
-	VPCID    string
+	// ARN is the cluster's ARN, which says its account.
+	ARN   string
+	VPCID string
 	// Version is the control plane's minor version.
 	Version string
 }
@@ -88,7 +93,7 @@ func (e *EKS) Describe(ctx context.Context) (Description, error) {
 		return Description{}, e.explain("eks:DescribeCluster", err)
 	}
 	c := out.Cluster
-	d := Description{Endpoint: aws.ToString(c.Endpoint), Version: aws.ToString(c.Version)}
+	d := Description{Endpoint: aws.ToString(c.Endpoint), ARN: aws.ToString(c.Arn), Version: aws.ToString(c.Version)}
 	if c.ResourcesVpcConfig != nil {
 		d.VPCID = aws.ToString(c.ResourcesVpcConfig.VpcId)
 	}

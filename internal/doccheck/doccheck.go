@@ -248,7 +248,7 @@ func Run(blocks []Block, dir string, env []string) (output string, failed []stri
 
 var (
 	failedLine        = regexp.MustCompile(`^FAILED (\d+) at line (\d+): (.*)$`)
-	fargatekitCommand = regexp.MustCompile(`^(bin/)?fargatekit (check|plan) `)
+	fargatekitCommand = regexp.MustCompile(`^(bin/)?fargatekit (check|plan|scan|upgrade check)( |$)`)
 )
 
 // Workspace returns a directory that looks like the repository's root to the

@@ -1,7 +1,7 @@
 // Package emulator runs EKS on Fargate locally: a real Kubernetes control
 // plane (started by kwokctl from binaries built from source), KWOK for
 // kubelets, and this package's daemon, which serves the EKS API (and the
-// EC2 calls that describe the VPC), EKS's
+// EC2 calls that describe the VPC, and IAM's for the roles), EKS's
 // Fargate admission webhook and fargate-scheduler.
 package emulator
 
@@ -35,6 +35,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
+	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -172,6 +173,10 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if o.ServeVersion != nil {
 		opts = append(opts, eksapi.WithServedVersion())
 	}
+	// CreateFargateProfile checks the pod execution role's trust policy in
+	// the emulator's IAM.
+	iam := iamapi.NewServer(o.Config, nil)
+	opts = append(opts, eksapi.WithRoles(iam))
 	store, err := eksapi.NewStore(o.Config, eksStateDir(o.StateDir), opts...)
 	if err != nil {
 		return err
@@ -202,18 +207,11 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	hook := &placement.Webhook{Profiles: store.Active}
 	mux := http.NewServeMux()
 	mux.Handle(placement.WebhookPath, hook)
-	// EKS (rest-json) and EC2 (query) share the AWS endpoint.
 	ec2, err := ec2api.NewServer(o.Config, o.StateDir, nil)
 	if err != nil {
 		return err
 	}
-	awsAPI := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ec2api.IsRequest(r) {
-			ec2.ServeHTTP(w, r)
-			return
-		}
-		api.Handler().ServeHTTP(w, r)
-	})
+	awsAPI := awsEndpoint(api.Handler(), ec2, iam)
 	servers := []*http.Server{
 		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
@@ -278,6 +276,22 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		}
 		return err
 	}
+}
+
+// awsEndpoint is the emulator's AWS endpoint: EKS (rest-json), EC2 and IAM
+// (both in the query protocol: a form POSTed to /, told apart by the
+// service of the SigV4 credential scope, else by the form's Version).
+func awsEndpoint(eks, ec2, iam http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case iamapi.IsRequest(r):
+			iam.ServeHTTP(w, r)
+		case ec2api.IsRequest(r):
+			ec2.ServeHTTP(w, r)
+		default:
+			eks.ServeHTTP(w, r)
+		}
+	})
 }
 
 // serveVersions keeps the control plane serving the EKS API's version

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -70,14 +71,22 @@ type cluster struct {
 	cfgPath string
 }
 
+// freePort returns a loopback port free now, below Linux's ephemeral range
+// (32768 and up): the ports the system gives out to kwokctl's components and
+// to outgoing connections of the tests running alongside would otherwise
+// take it between now and the daemon listening on it.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		port := 20000 + rand.IntN(12768)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			_ = ln.Close()
+			return port
+		}
 	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free loopback port between 20000 and 32767")
+	return 0
 }
 
 // controlPlane returns the directory of the control plane binaries, and
@@ -589,6 +598,10 @@ func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
 	if msgs := r.find("LV008", "Node", "", fargate.NullNodeName); code != 1 || len(msgs) != 1 || !strings.Contains(msgs[0], "(1 Fargate pod waiting)") ||
 		r.fix("LV008", "Node", "", fargate.NullNodeName) != `aws ec2 modify-vpc-attribute --vpc-id vpc-0fa76a7e0000emu --enable-dns-hostnames '{"Value":true}'` {
 		t.Errorf("scan (exit %d): fargate-null %q; findings %v", code, msgs, r.rules())
+	}
+	// The cause, from the EC2 API: the VPC's DNS hostnames attribute.
+	if msgs := r.find("FG053", "VPC", "", "vpc-0fa76a7e0000emu"); len(msgs) != 1 || !strings.Contains(msgs[0], "DNS hostnames disabled") {
+		t.Errorf("FG053 on the VPC: %q; findings %v", msgs, r.rules())
 	}
 	// scan's fix, run as printed with the AWS CLI, then the pods recreated:
 	// their Fargate nodes have names again, and both run.

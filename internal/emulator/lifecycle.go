@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -300,14 +301,25 @@ func (o *Options) startDaemon() error {
 		o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", pid)
 		return nil
 	}
-	answers := func() bool {
-		resp, err := http.Get(o.EKSEndpoint() + "/clusters")
-		if err == nil {
-			_ = resp.Body.Close()
-		}
-		return err == nil
+	return StartDetached(context.Background(), "the emulator daemon", o.Self, args, nil, o.logFile(), started, o.daemonAnswers, 20*time.Second)
+}
+
+// daemonAnswers reports whether this emulator's EKS API answers on its
+// port: ListClusters names the cluster. Any other server that took the
+// port meanwhile is not mistaken for it; the daemon then stops, saying
+// that it cannot listen.
+func (o *Options) daemonAnswers() bool {
+	resp, err := http.Get(o.EKSEndpoint() + "/clusters")
+	if err != nil {
+		return false
 	}
-	return StartDetached(context.Background(), "the emulator daemon", o.Self, args, nil, o.logFile(), started, answers, 20*time.Second)
+	defer func() { _ = resp.Body.Close() }()
+	var list struct {
+		Clusters []string `json:"clusters"`
+	}
+	return resp.StatusCode == http.StatusOK &&
+		json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list) == nil &&
+		slices.Contains(list.Clusters, o.Config.Metadata.Name)
 }
 
 // Down stops every process of the emulator: the control plane through

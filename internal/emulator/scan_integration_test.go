@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -59,7 +60,7 @@ type scanReport struct {
 // plane's kubectl on the PATH.
 func (c *cluster) env() []string {
 	return append(os.Environ(),
-		"KUBECONFIG="+filepath.Join(c.state, "kubeconfig"), "AWS_ENDPOINT_URL_EKS="+c.eksURL, "AWS_ENDPOINT_URL_EC2="+c.eksURL,
+		"KUBECONFIG="+filepath.Join(c.state, "kubeconfig"), "AWS_ENDPOINT_URL_EKS="+c.eksURL, "AWS_ENDPOINT_URL_EC2="+c.eksURL, "AWS_ENDPOINT_URL_IAM="+c.eksURL,
 		"AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator",
 		"PATH="+c.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
@@ -461,3 +462,42 @@ spec:
       containers: [{name: canary, image: public.ecr.aws/example/canary:1}]
   strategy: {canary: {steps: [{setWeight: 50}]}}
 `
+
+// TestIntegrationScanPrerequisites: a cluster built by hand with pieces
+// missing (examples/emulator/prerequisites). scan reads the VPC, subnets,
+// route tables and endpoints from the emulator's EC2 API and the pod
+// execution role from its IAM API, and reports what check reports from
+// infrastructure code: the subnet without a NAT route, the role's foreign
+// aws:SourceArn and missing policy. EKS refuses a profile whose role does
+// not trust Fargate, through the AWS CLI.
+func TestIntegrationScanPrerequisites(t *testing.T) {
+	c := start(t, "prerequisites")
+	env := c.env()
+	r, code := c.scan(env)
+	const role = "AmazonEKSFargatePodExecutionRole"
+	if code != 1 {
+		t.Errorf("scan exit %d, want 1 (blockers)", code)
+	}
+	if msgs := r.find("FG055", "Subnet", "", "subnet-private3"); len(msgs) != 1 || !strings.Contains(msgs[0], "Fargate profile apps cannot pull images") {
+		t.Errorf("FG055 on subnet-private3: %q; findings %v", msgs, r.rules())
+	}
+	if msgs := r.find("FG057", "IAMRole", "", role); len(msgs) != 1 || !strings.Contains(msgs[0], "fargateprofile/blog/*") {
+		t.Errorf("FG057 on the role: %q; findings %v", msgs, r.rules())
+	}
+	if msgs := r.find("FG058", "IAMRole", "", role); len(msgs) != 1 {
+		t.Errorf("FG058 on the role: %q; findings %v", msgs, r.rules())
+	}
+	// Near misses: the NAT-routed subnet, the VPC's DNS, the role's trust.
+	for _, rule := range []struct{ id, kind, name string }{
+		{"FG055", "Subnet", "subnet-private1"}, {"FG053", "VPC", "vpc-0fa76a7e0000emu"}, {"FG056", "IAMRole", role}, {"FG054", "Subnet", "subnet-private1"},
+	} {
+		if msgs := r.find(rule.id, rule.kind, "", rule.name); len(msgs) > 0 {
+			t.Errorf("%s on %s/%s: %q", rule.id, rule.kind, rule.name, msgs)
+		}
+	}
+	out, err := c.shell(env, "aws eks create-fargate-profile --cluster-name shop --fargate-profile-name web "+
+		"--pod-execution-role-arn arn:aws:iam::111122223333:role/ec2-only --selectors namespace=web")
+	if err == nil || !strings.Contains(out, "InvalidParameterException") || !strings.Contains(out, foundation.MisconfiguredTrust) {
+		t.Errorf("create-fargate-profile with role ec2-only: %v\n%s", err, out)
+	}
+}

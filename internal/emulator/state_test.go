@@ -1,6 +1,9 @@
 package emulator
 
 import (
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,5 +81,39 @@ func TestProcessesOfThisTest(t *testing.T) {
 	ps, err := Processes(t.TempDir())
 	if err != nil || len(ps) != 0 {
 		t.Errorf("processes of a fresh directory: %v, %v", ps, err)
+	}
+}
+
+// TestDaemonAnswers: only this emulator's EKS API counts as the daemon
+// answering; another server that took the port does not.
+func TestDaemonAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   bool
+	}{
+		{"this cluster", http.StatusOK, `{"clusters":["other","shop"]}`, true},
+		{"another cluster", http.StatusOK, `{"clusters":["other"]}`, false},
+		{"a foreign server", http.StatusNotFound, "not found", false},
+		{"not JSON", http.StatusOK, "<html>shop</html>", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/clusters" {
+					http.NotFound(w, r)
+					return
+				}
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			cfg := clusterconfig.Default()
+			cfg.Metadata.Name = "shop"
+			o := &Options{Config: cfg, EKSPort: srv.Listener.Addr().(*net.TCPAddr).Port}
+			if got := o.daemonAnswers(); got != tc.want {
+				t.Errorf("daemonAnswers() = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

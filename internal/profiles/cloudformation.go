@@ -16,6 +16,9 @@ const cfnProfileType = "AWS::EKS::FargateProfile"
 type cfnProfile struct {
 	logicalID string
 	profile   fargate.Profile
+	// props are the resource's Properties, line where it is declared.
+	props *yamlv3.Node
+	line  int
 	// partial is true when a selector holds an intrinsic function (a
 	// missing value is no intrinsic: Validate reports it).
 	partial bool
@@ -34,7 +37,7 @@ type cfnProfile struct {
 //     intrinsic is read as an empty string, so such a selector matches no pod;
 //   - Subnets: intrinsics (!Ref PrivateSubnet1) are left out.
 func ParseCloudFormation(file string, data []byte) ([]fargate.Profile, error) {
-	list, err := parseCloudFormation(data)
+	list, _, err := parseCloudFormation(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -45,35 +48,42 @@ func ParseCloudFormation(file string, data []byte) ([]fargate.Profile, error) {
 	return profiles, nil
 }
 
-func parseCloudFormation(data []byte) ([]cfnProfile, error) {
+// parseCloudFormation reads the profiles of a template, and every resource
+// (for the foundation).
+func parseCloudFormation(data []byte) ([]cfnProfile, []cfnResource, error) {
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("not YAML or JSON: %w", err)
+		return nil, nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
 	top := resolve(&doc)
 	if top == nil || top.Kind != yamlv3.MappingNode {
-		return nil, errors.New("not a CloudFormation template: expected a mapping with Resources")
+		return nil, nil, errors.New("not a CloudFormation template: expected a mapping with Resources")
 	}
 	resources := resolve(get(top, "Resources"))
 	if resources == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if resources.Kind != yamlv3.MappingNode {
-		return nil, fmt.Errorf("line %d: Resources is not a mapping of logical IDs to resources", resources.Line)
+		return nil, nil, fmt.Errorf("line %d: Resources is not a mapping of logical IDs to resources", resources.Line)
 	}
 	var out []cfnProfile
+	var all []cfnResource
 	for i := 0; i+1 < len(resources.Content); i += 2 {
 		id, res := resources.Content[i].Value, resolve(resources.Content[i+1])
-		if typ, _ := literal(get(res, "Type")); typ != cfnProfileType {
+		typ, _ := literal(get(res, "Type"))
+		all = append(all, cfnResource{id: id, typ: typ, props: resolve(get(res, "Properties")), line: resources.Content[i].Line})
+		if typ != cfnProfileType {
 			continue
 		}
-		out = append(out, cfnFargateProfile(id, resolve(get(res, "Properties"))))
+		c := cfnFargateProfile(id, resolve(get(res, "Properties")))
+		c.line = resources.Content[i].Line
+		out = append(out, c)
 	}
-	return out, nil
+	return out, all, nil
 }
 
 func cfnFargateProfile(id string, props *yamlv3.Node) cfnProfile {
-	c := cfnProfile{logicalID: id}
+	c := cfnProfile{logicalID: id, props: props}
 	p := &c.profile
 	var ok bool
 	if p.Name, ok = literal(get(props, "FargateProfileName")); !ok || p.Name == "" {
@@ -186,14 +196,14 @@ func isCloudFormation(data []byte) bool {
 
 // parseCloudFormationSet is Parse for CloudFormation templates.
 func parseCloudFormationSet(data []byte) (Set, error) {
-	list, err := parseCloudFormation(data)
+	list, resources, err := parseCloudFormation(data)
 	if err != nil {
 		return Set{}, err
 	}
 	if len(list) == 0 {
 		return Set{}, errors.New("no " + cfnProfileType + " resource in the CloudFormation template")
 	}
-	var set Set
+	set := Set{Foundation: cfnFoundation(resources, list)}
 	var errs []error
 	for _, c := range list {
 		// Selectors known only once deployed: nothing to validate.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -44,6 +45,9 @@ type Set struct {
 	// SubnetAZ their AZs; empty when the source does not say.
 	PrivateSubnets []string
 	SubnetAZ       map[string]string
+	// Foundation is what the source says about the cluster's VPC, roles and
+	// EC2 capacity (Terraform); nil when it says nothing.
+	Foundation *foundation.Foundation
 }
 
 // ManagedNodeGroup is a managed node group a source declares.
@@ -80,13 +84,9 @@ type clusterConfig struct {
 		Name           string `json:"name"`
 		ReleaseVersion string `json:"releaseVersion"`
 	} `json:"managedNodeGroups"`
-	NodeGroups      []struct{} `json:"nodeGroups"`
-	FargateProfiles []struct {
-		Name      string             `json:"name"`
-		Selectors []fargate.Selector `json:"selectors"`
-		Subnets   []string           `json:"subnets"`
-	} `json:"fargateProfiles"`
-	VPC struct {
+	NodeGroups      []struct{}      `json:"nodeGroups"`
+	FargateProfiles []eksctlProfile `json:"fargateProfiles"`
+	VPC             struct {
 		Subnets struct {
 			// Private maps a name (the AZ, unless az says otherwise) to a subnet.
 			Private map[string]struct {
@@ -101,6 +101,13 @@ type clusterConfig struct {
 			ServiceAccountName string `json:"serviceAccountName"`
 		} `json:"podIdentityAssociations"`
 	} `json:"iam"`
+}
+
+// eksctlProfile is a profile of an eksctl ClusterConfig.
+type eksctlProfile struct {
+	Name      string             `json:"name"`
+	Selectors []fargate.Selector `json:"selectors"`
+	Subnets   []string           `json:"subnets"`
 }
 
 // describeOutput is `aws eks describe-fargate-profile` output, or a list of profiles.
@@ -125,6 +132,9 @@ func ReadFile(path string) (Set, error) {
 // ClusterConfig or `aws eks describe-fargate-profile` output.
 func Parse(file string, data []byte) (Set, error) {
 	set, err := parse(file, data)
+	if set.Foundation != nil {
+		set.Foundation.SetFile(file)
+	}
 	for i := range set.Profiles {
 		if set.Profiles[i].Source.File == "" {
 			set.Profiles[i].Source = object.Source{File: file}
@@ -209,7 +219,9 @@ func parseClusterConfig(file string, data []byte) (Set, error) {
 			Namespace: a.Namespace, ServiceAccount: a.ServiceAccountName, Source: object.Source{File: file},
 		})
 	}
-	return set, errors.Join(errs...)
+	f, err := eksctlFoundation(file, data, &cc, &set)
+	set.Foundation = f
+	return set, errors.Join(append(errs, err)...)
 }
 
 // parseEmulatorConfig reads the profiles of `fargatekit emulator
@@ -220,7 +232,8 @@ func parseEmulatorConfig(data []byte) (Set, error) {
 		return Set{}, fmt.Errorf("emulator configuration: %w", err)
 	}
 	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator,
-		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}, Version: cfg.KubernetesVersion}
+		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}, Version: cfg.KubernetesVersion,
+		Foundation: emulatorFoundation(cfg)}
 	for _, ng := range cfg.NodeGroups {
 		set.Managed = append(set.Managed, ManagedNodeGroup{Name: ng.Name, Version: cmp.Or(ng.KubeletVersion, cfg.KubernetesVersion), ReleaseVersion: ng.ReleaseVersion})
 	}

@@ -13,6 +13,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 )
 
@@ -87,6 +88,9 @@ type TerraformPlan struct {
 	Clusters []EKSCluster
 	// TerraformVersion is the version of Terraform that wrote the file.
 	TerraformVersion string
+	// Foundation is what the plan (as planned) or state says about the
+	// cluster's VPC, roles and capacity.
+	Foundation *foundation.Foundation
 }
 
 // NodeGroup is an aws_eks_node_group of a plan or state.
@@ -208,6 +212,7 @@ func ParseTerraform(file string, data []byte) (*TerraformPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	plan.Foundation.SetFile(file)
 	return plan, nil
 }
 
@@ -301,6 +306,7 @@ func fromPlan(p *tfjson.Plan) (*TerraformPlan, error) {
 	})
 	out.NodeGroups = sortedNodeGroups(nodeGroups)
 	out.Clusters = sortedClusters(clusters)
+	out.Foundation = planFoundation(p, out)
 	return out, nil
 }
 
@@ -337,6 +343,7 @@ func fromState(s *tfjson.State) (*TerraformPlan, error) {
 	}
 	out.NodeGroups = sortedNodeGroups(nodeGroups)
 	out.Clusters = sortedClusters(clusters)
+	out.Foundation = stateFoundation(s, out)
 	return out, nil
 }
 
@@ -734,7 +741,7 @@ func parseTerraformSet(data []byte) (Set, error) {
 	if len(plan.Changes) == 0 {
 		return Set{}, errors.New("no aws_eks_fargate_profile in the Terraform plan or state")
 	}
-	var set Set
+	set := Set{Foundation: plan.Foundation}
 	var errs []error
 	for _, c := range plan.Changes {
 		if c.After != nil {

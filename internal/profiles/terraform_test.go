@@ -188,8 +188,8 @@ func TestParseTerraformFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want.TerraformVersion = tfVersion
-			// Clusters and versions: TestParseTerraformVersions.
-			ignore := cmp.Options{cmpopts.IgnoreFields(NodeGroup{}, "Name", "Version", "ReleaseVersion"), cmpopts.IgnoreFields(TerraformPlan{}, "Clusters")}
+			// Clusters and versions: TestParseTerraformVersions; the foundation: TestTerraformFoundation.
+			ignore := cmp.Options{cmpopts.IgnoreFields(NodeGroup{}, "Name", "Version", "ReleaseVersion"), cmpopts.IgnoreFields(TerraformPlan{}, "Clusters", "Foundation")}
 			if diff := cmp.Diff(&tc.want, got, cmpopts.EquateEmpty(), ignore); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

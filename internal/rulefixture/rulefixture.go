@@ -9,10 +9,18 @@
 //	# pod-identity: namespace/serviceaccount     (repeatable)
 //	# target-version: 1.25
 //	# settings: {refusePrivilegeEscalation: true}   (.fargatekit.yaml, in flow style)
+//	# foundation: ../foundation/broken.state.json     (a --profiles file, relative to the fixture:
+//	                                                   its profiles and its infrastructure)
 //
-// and expectations on the line a finding must point at:
+// and expectations on the line a finding must point at, with its severity
+// when it is not the rule's:
 //
 //	hostNetwork: true  # want: FG006
+//	type: LoadBalancer  # want: FG017=warning
+//
+// or, for a finding about a resource of the foundation file, on the resource:
+//
+//	# want-object: FG053 Terraform/aws_vpc.this
 //
 // A finding about a profile points at its directive, which may carry the
 // expectation too.
@@ -23,6 +31,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -34,7 +43,7 @@ import (
 )
 
 var (
-	directive = regexp.MustCompile(`^#\s*(profiles|pod-identity|target-version|settings):\s*(.+)$`)
+	directive = regexp.MustCompile(`^#\s*(profiles|pod-identity|target-version|settings|foundation|want-object):\s*(.+)$`)
 	want      = regexp.MustCompile(`#\s*want:\s*(.+)$`)
 )
 
@@ -48,6 +57,12 @@ type Fixture struct {
 	Settings *settings.Settings
 	// Wants are the lines each rule must report, by rule ID.
 	Wants map[string][]int
+	// Severities are the severities expectations name (`# want: FG017=warning`),
+	// by "ID:line"; a finding without one has its rule's.
+	Severities map[string]rules.Severity
+	// WantObjects are the foundation resources each rule must report, by
+	// rule ID, as object.Ref.String() names them.
+	WantObjects map[string][]string
 }
 
 // Read reads the fixture at path.
@@ -63,13 +78,21 @@ func Read(path string) (*Fixture, error) {
 	fx := &Fixture{
 		Path: path, Data: data, Settings: settings.Default(),
 		Context: &rules.Context{Namespace: "default", TargetVersion: "1.35", Region: fargate.DefaultRegion, Price: price},
-		Wants:   map[string][]int{},
+		Wants:   map[string][]int{}, WantObjects: map[string][]string{}, Severities: map[string]rules.Severity{},
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if m := want.FindStringSubmatch(text); m != nil {
 			for _, id := range strings.Fields(m[1]) {
+				id, sev, ok := strings.Cut(id, "=")
+				if ok {
+					s, err := rules.ParseSeverity(sev)
+					if err != nil {
+						return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+					}
+					fx.Severities[fmt.Sprintf("%s:%d", id, line)] = s
+				}
 				fx.Wants[id] = append(fx.Wants[id], line)
 			}
 			text = text[:len(text)-len(m[0])]
@@ -104,6 +127,19 @@ func (fx *Fixture) apply(key, value string, at object.Source) error {
 			return fmt.Errorf("settings: %w", err)
 		}
 		fx.Settings = s
+	case "foundation":
+		set, err := profiles.ReadFile(filepath.Join(filepath.Dir(at.File), value))
+		if err != nil {
+			return err
+		}
+		fx.Context.Profiles = append(fx.Context.Profiles, set.Profiles...)
+		fx.Context.Foundation = set.Foundation
+	case "want-object":
+		id, ref, ok := strings.Cut(value, " ")
+		if !ok {
+			return fmt.Errorf("want-object: %q is not RULE-ID KIND/NAME", value)
+		}
+		fx.WantObjects[id] = append(fx.WantObjects[id], strings.TrimSpace(ref))
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
@@ -41,6 +42,9 @@ type Snapshot struct {
 	Owners []*object.Object
 	// Now is when the snapshot was taken.
 	Now time.Time
+	// Foundation is what EC2 and IAM say about the cluster's VPC and pod
+	// execution roles, for the foundation rules; nil when not read.
+	Foundation *foundation.Foundation
 	// Unread names what could not be read ("pods", "deployments", ...).
 	// Analyze reports nothing from a snapshot with holes: a node list that
 	// failed would make every Pending pod look unplaced.

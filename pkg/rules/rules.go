@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
@@ -208,6 +209,9 @@ type Context struct {
 	// Settings are the settings of .fargatekit.yaml that model EKS: allowed
 	// capabilities, privilege escalation, quotas (a zero limit is not checked).
 	Settings fargate.Settings
+	// Foundation is what the infrastructure code or the live AWS APIs say
+	// about the cluster's VPC, roles and EC2 capacity; nil when nothing does.
+	Foundation *foundation.Foundation
 }
 
 // PodIdentityAssociation binds an IAM role to a service account with EKS Pod Identity.

@@ -20,6 +20,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -110,7 +111,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 
 	rep := &report.Report{Target: target, Region: f.region, Version: cmd.Root().Version, Rules: set.Rules()}
 	ctx := &rules.Context{Namespace: f.namespace, TargetVersion: target, Region: f.region, Price: price, Settings: set.Fargate}
-	ctx.Profiles, ctx.PodIdentity, rep.Errors = loadProfiles(f)
+	ctx.Profiles, ctx.PodIdentity, ctx.Foundation, rep.Errors = loadProfiles(f)
 	slog.Debug("check starts", "target", target, "region", f.region, "rules", len(rep.Rules),
 		"profiles", len(ctx.Profiles), "profilesGiven", ctx.Profiles != nil, "settings", set.Path)
 
@@ -142,11 +143,13 @@ func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *m
 }
 
 // loadProfiles reads every profile source; a bad one becomes an input error
-// and the others still count. nil profiles means none were given.
-func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociation, []manifest.Error) {
+// and the others still count. nil profiles means none were given; a nil
+// foundation, that no source describes the infrastructure.
+func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociation, *foundation.Foundation, []manifest.Error) {
 	var (
 		list     []fargate.Profile
 		identity []rules.PodIdentityAssociation
+		found    *foundation.Foundation
 		errs     []manifest.Error
 	)
 	for _, path := range f.profileFiles {
@@ -156,6 +159,12 @@ func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociatio
 		}
 		list = append(list, set.Profiles...)
 		identity = append(identity, set.PodIdentity...)
+		if set.Foundation != nil {
+			if found == nil {
+				found = &foundation.Foundation{}
+			}
+			found.Add(set.Foundation)
+		}
 	}
 	for _, spec := range f.inline {
 		p, err := profiles.ParseInline(spec)
@@ -168,7 +177,7 @@ func loadProfiles(f *flagpole) ([]fargate.Profile, []rules.PodIdentityAssociatio
 	if list == nil && (len(f.profileFiles) > 0 || len(f.inline) > 0) {
 		list = []fargate.Profile{} // profiles were given but none is usable: nothing is on Fargate
 	}
-	return list, identity, errs
+	return list, identity, found, errs
 }
 
 // progress reports on a terminal how far a long scan got.

@@ -175,13 +175,14 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 // envLines are the exports for kubectl, the AWS CLI v1 (AWS_DEFAULT_REGION)
-// and v2, and the SDKs (AWS_REGION, AWS_ENDPOINT_URL_EKS and _EC2), with dummy
-// credentials, which the emulator does not check.
+// and v2, and the SDKs (AWS_REGION, AWS_ENDPOINT_URL_EKS, _EC2 and _IAM: one
+// endpoint serves the three APIs), with dummy credentials, which the
+// emulator does not check.
 func envLines(o *emulator.Options) []string {
 	region := o.Config.Metadata.Region
 	return []string{
 		"export KUBECONFIG=" + o.Kubeconfig(),
-		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_EC2=" + o.EKSEndpoint(),
+		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_EC2=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_IAM=" + o.EKSEndpoint(),
 		"export AWS_REGION=" + region + " AWS_DEFAULT_REGION=" + region,
 		"export AWS_ACCESS_KEY_ID=emulator AWS_SECRET_ACCESS_KEY=emulator",
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -176,7 +177,7 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	}
 	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price})
 	rctx := &rules.Context{Namespace: "default", TargetVersion: target, Region: region, Price: price, Settings: set.Fargate,
-		Profiles: snap.ActiveProfiles()}
+		Profiles: snap.ActiveProfiles(), Foundation: snap.Foundation}
 	if snap.Profiles == nil {
 		rctx.Place = observed(c.Analysis.Workloads)
 	}
@@ -223,6 +224,22 @@ func Read(ctx context.Context, conn *Connection, f *Flags) (*live.Snapshot, *clu
 		if err != nil {
 			c.ProfilesError = err.Error()
 			snap.Profiles = nil
+		} else {
+			var errs []error
+			snap.Foundation, errs = e.Foundation(ctx, d, snap.Profiles)
+			for _, err := range errs {
+				slog.Warn("the cluster's VPC or pod execution roles not fully read (rules FG053-FG058): " + err.Error())
+			}
+			// The EC2 nodes that run now serve node ports (FG017, FG018, FG061).
+			ec2 := 0
+			for _, n := range snap.Nodes {
+				if n.Labels[fargate.ComputeTypeLabel] != "fargate" {
+					ec2++
+				}
+			}
+			if ec2 > 0 {
+				snap.Foundation.NodeGroups = append(snap.Foundation.NodeGroups, foundation.NodeGroup{Name: "EC2 nodes", DesiredSize: ec2})
+			}
 		}
 		c.Profiles = snap.Profiles
 	}

@@ -3,6 +3,7 @@
 package clusterconfig
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -39,6 +40,8 @@ type Config struct {
 	// FargateProfiles are ACTIVE when the emulator first starts.
 	FargateProfiles []Profile `json:"fargateProfiles"`
 	Timings         Timings   `json:"timings"`
+	// IAM is the account's IAM roles, which the emulator's IAM API serves.
+	IAM IAM `json:"iam"`
 	// Seed makes fargate-scheduler's random choices repeatable; 0 picks one.
 	Seed int64 `json:"seed"`
 }
@@ -71,6 +74,12 @@ func (c *Config) NATGateway(az string) bool {
 	_, public := c.VPC.Subnets.Public[az]
 	return private && public && (s.NAT == nil || *s.NAT)
 }
+
+// NATGatewayID is the ID of the NAT gateway of az (in its public subnet).
+func NATGatewayID(az string) string { return "nat-0emulator" + az[len(az)-1:] }
+
+// PrivateRouteTableID is the ID of the route table of az's private subnet.
+func PrivateRouteTableID(az string) string { return "rtb-0private" + az[len(az)-1:] }
 
 // Subnets are the VPC's subnets by kind and AZ.
 type Subnets struct {
@@ -142,6 +151,93 @@ type Profile struct {
 func (p Profile) Profile() fargate.Profile {
 	return fargate.Profile{Name: p.Name, Selectors: p.Selectors, Subnets: p.Subnets}
 }
+
+// IAM is the IAM section of the configuration.
+type IAM struct {
+	// Roles are the account's roles; the role DefaultPodExecutionRole is
+	// there too unless one of them has its name (Config.Roles).
+	Roles []Role `json:"roles,omitempty"`
+}
+
+// Role is an IAM role of the configuration.
+type Role struct {
+	// Name is the role's name; its path is /.
+	Name string `json:"name"`
+	// TrustPolicy is the role's trust (assume-role) policy, a JSON document;
+	// default: FargateTrustPolicy.
+	TrustPolicy string `json:"trustPolicy,omitempty"`
+	// AttachedPolicies are the ARNs of the managed policies attached to the
+	// role.
+	AttachedPolicies []string `json:"attachedPolicies,omitempty"`
+}
+
+// DefaultPodExecutionRole is the name of the pod execution role of the
+// configuration's profiles, which have no field for it. It always exists
+// in the emulator's IAM (Config.Roles).
+const DefaultPodExecutionRole = "AmazonEKSFargatePodExecutionRole"
+
+// PodExecutionPolicyARN is the AWS managed policy a pod execution role
+// needs, attached to DefaultPodExecutionRole.
+const PodExecutionPolicyARN = "arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy"
+
+// FargateTrustPolicy is the trust policy EKS's user guide gives a pod
+// execution role: eks-fargate-pods.amazonaws.com may assume it for the
+// profiles of the cluster (the aws:SourceArn condition).
+func (c *Config) FargateTrustPolicy() string {
+	return fmt.Sprintf(`{
+  "Version": "2012-10-17",
+  "Statement": [
+    {
+      "Effect": "Allow",
+      "Condition": {
+        "ArnLike": {
+          "aws:SourceArn": "arn:aws:eks:%s:%s:fargateprofile/%s/*"
+        }
+      },
+      "Principal": {
+        "Service": "eks-fargate-pods.amazonaws.com"
+      },
+      "Action": "sts:AssumeRole"
+    }
+  ]
+}`, c.Metadata.Region, c.AccountID, c.Metadata.Name)
+}
+
+// Roles returns the account's roles as the emulator's IAM serves them:
+// those of the configuration, each without a trust policy given
+// FargateTrustPolicy, then DefaultPodExecutionRole (the Fargate trust
+// policy, PodExecutionPolicyARN attached) unless the configuration has a
+// role of that name (IAM's names ignore case).
+func (c *Config) Roles() []Role {
+	out := make([]Role, 0, len(c.IAM.Roles)+1)
+	for _, r := range c.IAM.Roles {
+		if r.TrustPolicy == "" {
+			r.TrustPolicy = c.FargateTrustPolicy()
+		}
+		r.AttachedPolicies = slices.Clone(r.AttachedPolicies)
+		out = append(out, r)
+	}
+	if !slices.ContainsFunc(out, func(r Role) bool { return strings.EqualFold(r.Name, DefaultPodExecutionRole) }) {
+		out = append(out, Role{Name: DefaultPodExecutionRole, TrustPolicy: c.FargateTrustPolicy(), AttachedPolicies: []string{PodExecutionPolicyARN}})
+	}
+	return out
+}
+
+// RoleARN is the ARN of the account's role name.
+func (c *Config) RoleARN(name string) string {
+	return fmt.Sprintf("arn:aws:iam::%s:role/%s", c.AccountID, name)
+}
+
+// roleName is what IAM accepts as a role name (without a path).
+var roleName = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+
+// ValidRoleName reports whether IAM accepts name as a role name: 1 to 64
+// letters, digits and +=,.@_-.
+func ValidRoleName(name string) bool { return roleName.MatchString(name) }
+
+// policyARN is the ARN of a managed policy, AWS's or the account's, with
+// an optional path.
+var policyARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::(aws|[0-9]{12}):policy/([\x21-\x7e]+/)*[\w+=,.@-]{1,128}$`)
 
 // Timings are how long emulated AWS operations take.
 type Timings struct {
@@ -428,12 +524,54 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateIAM(bad)
 	switch c.Timings.Preset {
 	case "fast", "realistic":
 	default:
 		bad("timings.preset", "%q is not fast or realistic", c.Timings.Preset)
 	}
 	return errors.Join(errs...)
+}
+
+// validateIAM names what is wrong in the iam section: role names IAM
+// refuses or used twice (IAM's names ignore case), trust policies that are
+// not JSON policy documents, attached policies that are not policy ARNs.
+func (c *Config) validateIAM(bad func(field, format string, args ...any)) {
+	for i, r := range c.IAM.Roles {
+		field := fmt.Sprintf("iam.roles[%d]", i)
+		if !ValidRoleName(r.Name) {
+			bad(field+".name", "%q is not a valid role name (1 to 64 letters, digits and +=,.@_-; no path)", r.Name)
+		}
+		if slices.ContainsFunc(c.IAM.Roles[:i], func(o Role) bool { return strings.EqualFold(o.Name, r.Name) }) {
+			bad(field+".name", "%q is the name of another role (IAM role names ignore case)", r.Name)
+		}
+		if r.TrustPolicy != "" {
+			if err := checkPolicyDocument(r.TrustPolicy); err != nil {
+				bad(field+".trustPolicy", "%v", err)
+			}
+		}
+		for j, arn := range r.AttachedPolicies {
+			f := fmt.Sprintf("%s.attachedPolicies[%d]", field, j)
+			if !policyARN.MatchString(arn) {
+				bad(f, "%q is not a managed policy ARN such as %s", arn, PodExecutionPolicyARN)
+			} else if slices.Contains(r.AttachedPolicies[:j], arn) {
+				bad(f, "%q is attached twice", arn)
+			}
+		}
+	}
+}
+
+// checkPolicyDocument says why doc is not an IAM policy document: a JSON
+// object with a Statement.
+func checkPolicyDocument(doc string) error {
+	var policy map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &policy); err != nil {
+		return fmt.Errorf("is not a JSON policy document: %w", err)
+	}
+	if len(policy["Statement"]) == 0 {
+		return errors.New("has no Statement")
+	}
+	return nil
 }
 
 // endpointService is the SERVICE of a VPC endpoint com.amazonaws.REGION.SERVICE.

@@ -106,3 +106,96 @@ func TestCheckLimits(t *testing.T) {
 		t.Errorf("error %v, want the selectors quota named", err)
 	}
 }
+
+// TestIAMValidation: each wrong field of the iam section is named, and
+// what is right next to it is accepted.
+func TestIAMValidation(t *testing.T) {
+	const trust = `'{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"eks-fargate-pods.amazonaws.com"},"Action":"sts:AssumeRole"}]}'`
+	tests := []struct {
+		name string
+		yaml string
+		want string // "" when valid
+	}{
+		{"trust policy that is not JSON", "iam: {roles: [{name: r, trustPolicy: '{\"Statement\": ['}]}\n",
+			"iam.roles[0].trustPolicy: is not a JSON policy document"},
+		{"trust policy that is a JSON string", "iam: {roles: [{name: r, trustPolicy: '\"sts:AssumeRole\"'}]}\n",
+			"iam.roles[0].trustPolicy: is not a JSON policy document"},
+		{"trust policy without a Statement", "iam: {roles: [{name: r, trustPolicy: '{\"Version\": \"2012-10-17\"}'}]}\n",
+			"iam.roles[0].trustPolicy: has no Statement"},
+		{"valid trust policy", "iam: {roles: [{name: r, trustPolicy: " + trust + "}]}\n", ""},
+		{"no trust policy", "iam: {roles: [{name: r}]}\n", ""},
+		{"role name with a path", "iam: {roles: [{name: ok}, {name: eks/pods}]}\n",
+			`iam.roles[1].name: "eks/pods" is not a valid role name`},
+		{"role name too long", "iam: {roles: [{name: " + strings.Repeat("r", 65) + "}]}\n", "iam.roles[0].name: \"rrrr"},
+		{"role name of 64 characters", "iam: {roles: [{name: " + strings.Repeat("r", 64) + "}]}\n", ""},
+		{"role name with IAM's punctuation", "iam: {roles: [{name: 'a+b=c,d.e@f_g-h'}]}\n", ""},
+		{"empty role name", "iam: {roles: [{trustPolicy: " + trust + "}]}\n", `iam.roles[0].name: "" is not a valid role name`},
+		{"duplicate role names", "iam: {roles: [{name: pods}, {name: other}, {name: pods}]}\n",
+			`iam.roles[2].name: "pods" is the name of another role`},
+		{"duplicate role names but for case", "iam: {roles: [{name: Pods}, {name: pods}]}\n",
+			`iam.roles[1].name: "pods" is the name of another role`},
+		{"the default role's name", "iam: {roles: [{name: AmazonEKSFargatePodExecutionRole}]}\n", ""},
+		{"attached policy that is not an ARN", "iam: {roles: [{name: r, attachedPolicies: [AmazonEKSFargatePodExecutionRolePolicy]}]}\n",
+			`iam.roles[0].attachedPolicies[0]: "AmazonEKSFargatePodExecutionRolePolicy" is not a managed policy ARN`},
+		{"attached role ARN", "iam: {roles: [{name: r, attachedPolicies: ['arn:aws:iam::111122223333:role/r']}]}\n",
+			`iam.roles[0].attachedPolicies[0]: "arn:aws:iam::111122223333:role/r"`},
+		{"attached twice", "iam: {roles: [{name: r, attachedPolicies: [" + PodExecutionPolicyARN + ", " + PodExecutionPolicyARN + "]}]}\n",
+			`iam.roles[0].attachedPolicies[1]: "` + PodExecutionPolicyARN + `" is attached twice`},
+		{"attached policies with paths, AWS's and the account's", "iam: {roles: [{name: r, attachedPolicies: [" + PodExecutionPolicyARN +
+			", 'arn:aws:iam::aws:policy/service-role/AmazonEC2RoleforSSM', 'arn:aws:iam::111122223333:policy/pods/ecr-pull']}]}\n", ""},
+		{"unknown field", "iam: {roles: [{name: r, trust: x}]}\n", "unknown field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Parse: %v, want no error", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Parse = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRoles: the roles the emulator's IAM serves.
+func TestRoles(t *testing.T) {
+	c, err := Parse([]byte(`metadata: {name: shop, region: eu-west-1}
+accountID: "444455556666"
+iam:
+  roles:
+  - name: custom
+    trustPolicy: '{"Statement": []}'
+    attachedPolicies: [arn:aws:iam::aws:policy/ReadOnlyAccess]
+  - name: plain
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := c.Roles()
+	var names []string
+	for _, r := range roles {
+		names = append(names, r.Name)
+	}
+	if strings.Join(names, ",") != "custom,plain,"+DefaultPodExecutionRole {
+		t.Fatalf("roles %v, want the configuration's then the default pod execution role", names)
+	}
+	fargateTrust := `"aws:SourceArn": "arn:aws:eks:eu-west-1:444455556666:fargateprofile/shop/*"`
+	if roles[0].TrustPolicy != `{"Statement": []}` || !strings.Contains(roles[1].TrustPolicy, fargateTrust) || !strings.Contains(roles[2].TrustPolicy, fargateTrust) ||
+		!strings.Contains(roles[2].TrustPolicy, `"Service": "eks-fargate-pods.amazonaws.com"`) {
+		t.Errorf("trust policies: the configuration's, else Fargate's for the cluster's profiles: %+v", roles)
+	}
+	if len(roles[1].AttachedPolicies) != 0 || len(roles[2].AttachedPolicies) != 1 || roles[2].AttachedPolicies[0] != PodExecutionPolicyARN {
+		t.Errorf("attached policies: %+v", roles)
+	}
+	if err := checkPolicyDocument(c.FargateTrustPolicy()); err != nil {
+		t.Errorf("the Fargate trust policy %v", err)
+	}
+	if got := c.RoleARN("plain"); got != "arn:aws:iam::444455556666:role/plain" {
+		t.Errorf("RoleARN = %q", got)
+	}
+	c.IAM.Roles = []Role{{Name: "amazoneksfargatepodexecutionrole"}}
+	if got := c.Roles(); len(got) != 1 {
+		t.Errorf("a role of the default's name (but for case) replaces it: %+v", got)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 )
 
 // The VPC's network, derived from the configuration as
@@ -54,12 +56,8 @@ type describeRouteTablesResponse struct {
 }
 
 // IDs of the network's resources.
-func internetGatewayID() string { return "igw-0emulator" }
-func natGatewayID(az string) string {
-	return "nat-0emulator" + az[len(az)-1:]
-}
-func privateRouteTableID(az string) string { return "rtb-0private" + az[len(az)-1:] }
-func endpointID(service string) string     { return "vpce-0" + hexName(service) }
+func internetGatewayID() string        { return "igw-0emulator" }
+func endpointID(service string) string { return "vpce-0" + hexName(service) }
 
 // hexName is a stable hex suffix for an ID made from a name.
 func hexName(name string) string {
@@ -114,14 +112,14 @@ func (s *Server) routeTables() []routeTable {
 		}
 		var routes []route
 		if s.cfg.NATGateway(az) {
-			routes = append(routes, route{DestinationCidrBlock: "0.0.0.0/0", NatGatewayID: natGatewayID(az), State: "active", Origin: "CreateRoute"})
+			routes = append(routes, route{DestinationCidrBlock: "0.0.0.0/0", NatGatewayID: clusterconfig.NATGatewayID(az), State: "active", Origin: "CreateRoute"})
 		}
 		for _, e := range vpc.Endpoints {
 			if gatewayEndpoint(e) {
 				routes = append(routes, route{DestinationPrefixListID: prefixListID(e), GatewayID: endpointID(e), State: "active", Origin: "CreateRoute"})
 			}
 		}
-		private := table(privateRouteTableID(az), "private-"+az, routes...)
+		private := table(clusterconfig.PrivateRouteTableID(az), "private-"+az, routes...)
 		associate(&private, sn.ID, false)
 		out = append(out, private)
 	}
@@ -188,7 +186,7 @@ func (s *Server) natGateways() []natGateway {
 		if !s.cfg.NATGateway(az) {
 			continue
 		}
-		id := natGatewayID(az)
+		id := clusterconfig.NATGatewayID(az)
 		out = append(out, natGateway{
 			NatGatewayID: id, SubnetID: s.cfg.VPC.Subnets.Public[az].ID, VpcID: s.cfg.VPC.ID, State: "available",
 			ConnectivityType: "public", CreateTime: createTime,
@@ -242,7 +240,7 @@ func (s *Server) endpoints() []vpcEndpoint {
 	var privateSubnets, privateTables []string
 	for _, az := range s.cfg.AvailabilityZones {
 		if sn, ok := s.cfg.VPC.Subnets.Private[az]; ok {
-			privateSubnets, privateTables = append(privateSubnets, sn.ID), append(privateTables, privateRouteTableID(az))
+			privateSubnets, privateTables = append(privateSubnets, sn.ID), append(privateTables, clusterconfig.PrivateRouteTableID(az))
 		}
 	}
 	var out []vpcEndpoint

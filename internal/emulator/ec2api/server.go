@@ -4,8 +4,8 @@
 // which ModifyVpcAttribute changes; in EC2's query protocol (a form-encoded POST naming the Action,
 // answered in XML), so that aws-sdk-go-v2/service/ec2 and
 // `aws ec2 ... --endpoint-url` work against it unchanged. It shares the
-// emulator's AWS endpoint with the EKS API: [IsRequest] tells an EC2
-// request from an EKS one. Any credentials are accepted; requests are not
+// emulator's AWS endpoint with the EKS and IAM APIs: [IsRequest] tells an
+// EC2 request from an EKS or IAM one. Any credentials are accepted; requests are not
 // signature-checked.
 package ec2api
 
@@ -30,6 +30,7 @@ import (
 	"github.com/google/renameio/v2"
 	"github.com/google/uuid"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 )
 
@@ -42,10 +43,11 @@ const xmlns = "http://ec2.amazonaws.com/doc/" + APIVersion + "/"
 const maxBodyBytes = 1 << 20
 
 // IsRequest reports whether r is an EC2 query request: a POST to / with a
-// form body. EKS's rest-json API never posts to /.
+// form body (EKS's rest-json API never posts to /) that is not IAM's, whose
+// query requests share the endpoint (awsquery.Service tells them apart, and
+// leaves the body to be read).
 func IsRequest(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.URL.Path == "/" &&
-		strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded")
+	return awsquery.IsForm(r) && awsquery.Service(r) != awsquery.IAM
 }
 
 // Actions are the EC2 actions the emulator serves.

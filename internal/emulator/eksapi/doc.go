@@ -19,6 +19,10 @@
 // Store ([Store.Active], [Store.Profiles]) and subscribe to its transitions
 // ([Store.OnChange]).
 //
+// CreateFargateProfile checks the trust policy of a pod execution role the
+// account's IAM has ([WithRoles]: the emulator's IAM API), as EKS does; a
+// role it does not have is accepted.
+//
 // Error texts follow what EKS was observed to answer; the doc comments of the
 // error constructors in errors.go say which texts were observed and which are
 // composed or taken from other emulators (unconfirmed).

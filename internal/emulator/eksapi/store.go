@@ -22,6 +22,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 )
 
 // StateFile is the name of the file, in the state directory, that holds the
@@ -37,7 +38,15 @@ const stateVersion = 1
 
 // DefaultPodExecutionRole is the role name given to the profiles of the
 // configuration, which has no field for it.
-const DefaultPodExecutionRole = "AmazonEKSFargatePodExecutionRole"
+const DefaultPodExecutionRole = clusterconfig.DefaultPodExecutionRole
+
+// Roles are the account's IAM roles, as far as CreateFargateProfile looks
+// at them: the emulator's IAM API (iamapi.Server) is one.
+type Roles interface {
+	// TrustPolicy returns the trust policy (JSON) of the role whose ARN is
+	// roleARN, and whether the account has that role.
+	TrustPolicy(roleARN string) (doc string, ok bool)
+}
 
 // Limits are EKS's quotas on Fargate profiles. A zero limit is not checked.
 type Limits struct {
@@ -118,6 +127,7 @@ type Store struct {
 	clock  clock.WithTicker
 	limits Limits
 	policy eks.UpgradePolicy
+	roles  Roles // nil: no role is known
 	log    *slog.Logger
 	// waitServed: an update of the control plane completes only once
 	// Serving reported its version.
@@ -154,6 +164,13 @@ func WithUpgradePolicy(p eks.UpgradePolicy) Option { return func(s *Store) { s.p
 // Timings.ClusterUpdate has passed and Serving reported the new version:
 // the Store's owner makes the control plane serve it.
 func WithServedVersion() Option { return func(s *Store) { s.waitServed = true } }
+
+// WithRoles makes CreateFargateProfile check the trust policy of a pod
+// execution role that roles has, as EKS does: one that does not let
+// eks-fargate-pods.amazonaws.com assume it is refused. A role roles does
+// not have is accepted (what EKS answers is unconfirmed), as are all roles
+// without this option.
+func WithRoles(roles Roles) Option { return func(s *Store) { s.roles = roles } }
 
 // WithLogger sets the logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
@@ -208,7 +225,7 @@ func (s *Store) seed() {
 		ps := ProfileState{
 			Profile: fargate.Profile{
 				Name: p.Name, Selectors: slices.Clone(p.Selectors), Subnets: slices.Clone(subnets), Status: fargate.StatusActive,
-				PodExecutionRoleARN: fmt.Sprintf("arn:aws:iam::%s:role/%s", s.cfg.AccountID, DefaultPodExecutionRole),
+				PodExecutionRoleARN: s.cfg.RoleARN(DefaultPodExecutionRole),
 			},
 			ARN:         s.profileARN(p.Name),
 			ClusterName: s.cfg.Metadata.Name,
@@ -494,10 +511,7 @@ type createInput struct {
 	Tags                map[string]string
 }
 
-var (
-	roleARNRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/(.+)$`)
-	roleNameRE = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
-)
+var roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/(.+)$`)
 
 // validate checks a create as EKS does, before looking at the other
 // profiles. Texts not documented in errors.go are composed (unconfirmed).
@@ -515,7 +529,7 @@ func (s *Store) validate(in *createInput) *apiError {
 	if m == nil {
 		return invalidParameter(cluster, name, "podExecutionRoleArn %q is not an IAM role ARN.", in.PodExecutionRoleARN)
 	}
-	if !roleNameRE.MatchString(m[1]) {
+	if !clusterconfig.ValidRoleName(m[1]) {
 		// fargate-facts §1: the role may have no path other than /.
 		return invalidParameter(cluster, name, "podExecutionRoleArn %q is not valid: the pod execution role must have no path other than /.", in.PodExecutionRoleARN)
 	}
@@ -535,6 +549,29 @@ func (s *Store) validate(in *createInput) *apiError {
 	}
 	if l := s.limits.TagsPerProfile; l > 0 && len(in.Tags) > l {
 		return invalidParameter(cluster, name, "tags: %d tags given, at most %d are allowed.", len(in.Tags), l)
+	}
+	// The role's trust policy, last: EKS reads it from IAM (where in EKS's
+	// order this comes is unconfirmed).
+	return s.checkTrust(cluster, name, in.PodExecutionRoleARN)
+}
+
+// checkTrust refuses a pod execution role of the account's IAM whose trust
+// policy does not let eks-fargate-pods.amazonaws.com assume it, with EKS's
+// text. A role the account does not have passes (unconfirmed).
+func (s *Store) checkTrust(cluster, name, roleARN string) *apiError {
+	if s.roles == nil {
+		return nil
+	}
+	doc, ok := s.roles.TrustPolicy(roleARN)
+	if !ok {
+		return nil
+	}
+	trust, err := foundation.ParseTrust(doc)
+	if err != nil {
+		s.log.Warn("reading a pod execution role's trust policy", "role", roleARN, "err", err)
+	}
+	if !trust.Fargate {
+		return invalidParameter(cluster, name, "%s", foundation.MisconfiguredTrust)
 	}
 	return nil
 }

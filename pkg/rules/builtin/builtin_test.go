@@ -1,12 +1,14 @@
 package builtin_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/rulefixture"
@@ -58,7 +60,7 @@ func TestRules(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(fx.Wants[r.ID]) > 0 {
+				if len(fx.Wants[r.ID])+len(fx.WantObjects[r.ID]) > 0 {
 					fires++
 				} else {
 					quiet++
@@ -66,11 +68,26 @@ func TestRules(t *testing.T) {
 				engine := rules.NewEngine(fx.Context, []*rules.Rule{r}, rules.Options{})
 				manifest.Parse(path, fx.Data, engine.Add, func(e manifest.Error) { t.Errorf("input error: %v", e) })
 				var got []int
+				var gotObjects []string
 				for _, f := range engine.Result().Findings {
-					got = append(got, f.Source.Line)
 					if f.Message == "" {
 						t.Errorf("%s:%d: empty message", path, f.Source.Line)
 					}
+					if f.Source.File != path { // a resource of the fixture's foundation file
+						gotObjects = append(gotObjects, f.Object.String())
+						continue
+					}
+					got = append(got, f.Source.Line)
+					want, ok := fx.Severities[fmt.Sprintf("%s:%d", r.ID, f.Source.Line)]
+					if !ok {
+						want = r.Severity
+					}
+					if f.Severity != want {
+						t.Errorf("%s:%d: %s is a %s, want a %s", path, f.Source.Line, r.ID, f.Severity, want)
+					}
+				}
+				if diff := cmp.Diff(fx.WantObjects[r.ID], gotObjects, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+					t.Errorf("%s: foundation resources reported (-want +got):\n%s", path, diff)
 				}
 				wantLines := fx.Wants[r.ID]
 				sort.Ints(got)
