@@ -174,7 +174,8 @@ func (e *EKS) endpoints(ctx context.Context, vpc string) ([]foundation.Endpoint,
 	return out, nil
 }
 
-// role reads a pod execution role: its trust policy and managed policies.
+// role reads a pod execution role: its trust policy, managed policies and
+// the names of its inline policies.
 // A role IAM does not have is nil, as is one GetRole may not read.
 func (e *EKS) role(ctx context.Context, name string) (*foundation.Role, error) {
 	got, err := e.IAM.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
@@ -194,6 +195,14 @@ func (e *EKS) role(ctx context.Context, name string) (*foundation.Role, error) {
 		for _, p := range page.AttachedPolicies {
 			r.Policies = append(r.Policies, aws.ToString(p.PolicyArn))
 		}
+	}
+	inline := iam.NewListRolePoliciesPaginator(e.IAM, &iam.ListRolePoliciesInput{RoleName: aws.String(name)})
+	for inline.HasMorePages() {
+		page, err := inline.NextPage(ctx)
+		if err != nil {
+			return r, e.explain("iam:ListRolePolicies", err)
+		}
+		r.InlinePolicies = append(r.InlinePolicies, page.PolicyNames...)
 	}
 	r.PoliciesKnown = true
 	return r, nil

@@ -82,6 +82,16 @@ func TestFoundation(t *testing.T) {
 	if diff := cmp.Diff(want, prerequisites(set.Foundation)); diff != "" {
 		t.Errorf("check on the configuration and scan on the emulator disagree (-scan +check):\n%s", diff)
 	}
+	// The emulator's fargate-scheduler decides image pulls on the
+	// configuration's foundation: the same answers as the live one.
+	role := cfg.RoleARN(clusterconfig.DefaultPodExecutionRole)
+	for _, s := range cfg.VPC.Subnets.Private {
+		for _, image := range []string{"nginx:1.27", "111122223333.dkr.ecr.us-east-1.amazonaws.com/shop/api:1"} {
+			if live, emulated := f.Pull(s.ID, role, image), cfg.Foundation().Pull(s.ID, role, image); live != emulated {
+				t.Errorf("pulling %s in %s: %q live, %q in the emulator", image, s.ID, live, emulated)
+			}
+		}
+	}
 }
 
 // prerequisites are the findings of FG053–FG058 on f, as "ID Kind/Name: message", sorted.

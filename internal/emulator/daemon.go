@@ -260,7 +260,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	sched := &placement.Scheduler{
 		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
-		Rand: rand.New(rand.NewPCG(seed, seed)),
+		Foundation: o.Config.Foundation(),
+		Rand:       rand.New(rand.NewPCG(seed, seed)),
 	}
 	go func() { errs <- sched.Run(ctx) }()
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)

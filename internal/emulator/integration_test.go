@@ -31,6 +31,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/doccheck"
 	"github.com/fargatekit/fargatekit/internal/emulator"
+	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
@@ -438,14 +439,9 @@ func TestIntegrationOneOperationAtATime(t *testing.T) {
 	if !errors.As(err, &inUse) || aws.ToString(inUse.Message) != "Cannot create Fargate Profile second because cluster shop currently has Fargate profile first in status CREATING" {
 		t.Fatalf("second create: %v, want ResourceInUseException with EKS's text", err)
 	}
-	aws, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatal("the AWS CLI is needed: hack/tools.sh awscli installs it")
-	}
-	cmd := exec.Command(aws, "eks", "wait", "fargate-profile-active", "--cluster-name", "shop", "--fargate-profile-name", "first", "--endpoint-url", c.eksURL)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=emulator", "AWS_SECRET_ACCESS_KEY=emulator", "AWS_DEFAULT_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("aws eks wait fargate-profile-active: %v\n%s", err, out)
+	run := awscli.Runner(t, c.eksURL)
+	if _, stderr, err := run("eks", "wait", "fargate-profile-active", "--cluster-name", "shop", "--fargate-profile-name", "first"); err != nil {
+		t.Fatalf("aws eks wait fargate-profile-active: %v\n%s", err, stderr)
 	}
 }
 

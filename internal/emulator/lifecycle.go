@@ -181,6 +181,9 @@ func lastLines(s string, n int) string {
 // component comes back with the others.
 func (o *Options) startControlPlane(ctx context.Context) error {
 	name := o.Config.Metadata.Name
+	if err := o.writeStages(); err != nil {
+		return err
+	}
 	if _, err := os.Stat(filepath.Join(o.clusterDir(), "kwok.yaml")); errors.Is(err, os.ErrNotExist) {
 		binary, err := binaryVersion(ctx, filepath.Join(o.BinDir, "kube-apiserver"))
 		if err != nil {
@@ -193,7 +196,7 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 			"--kube-apiserver-binary", b("kube-apiserver"), "--kube-controller-manager-binary", b("kube-controller-manager"),
 			"--kube-scheduler-binary", b("kube-scheduler"), "--kwok-controller-binary", b("kwok"), "--etcd-binary", b("etcd"),
 			"--kubeconfig", "", "--wait", "60s"}
-		loopback, err := loopbackArgs()
+		ports, extra, err := loopbackArgs()
 		if err != nil {
 			return err
 		}
@@ -201,8 +204,9 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 		if err := os.WriteFile(o.egressConfig(), []byte(egress.Config(o.EgressSocket())), 0o600); err != nil {
 			return fmt.Errorf("writing the API server's egress configuration: %w", err)
 		}
-		args = append(append(args, loopback...), "--extra-args", "kube-apiserver=egress-selector-config-file="+o.egressConfig())
-		args = append(args, extraArgs(servingArgs(served))...)
+		extra = append(extra, componentArg{component: ComponentAPIServer, key: "egress-selector-config-file", value: o.egressConfig()}, o.stagesArg())
+		extra = append(extra, servingArgs(served)...)
+		args = append(append(args, ports...), extraArgs(extra)...)
 		return o.kwokctl(ctx, args...)
 	}
 	if o.controlPlaneReady(ctx) {
@@ -215,46 +219,45 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 
 // startStopped starts the stopped control plane and waits until it is ready.
 func (o *Options) startStopped(ctx context.Context) error {
+	if err := o.addStagesArg(); err != nil {
+		return err
+	}
 	return o.kwokctl(ctx, "start", "cluster", "--name", o.Config.Metadata.Name, "--wait", "60s")
 }
 
 // loopbackArgs are kwokctl flags that make every component listen on
-// 127.0.0.1 only (kwokctl binds 0.0.0.0): the API server, controller-manager
-// and scheduler through bind-address, etcd and kwok-controller through their
-// URLs, on ports chosen here. Later flags win, so these override kwokctl's.
-func loopbackArgs() ([]string, error) {
+// 127.0.0.1 only (kwokctl binds 0.0.0.0), on ports chosen here: the ports
+// of the components, and the arguments that bind the API server,
+// controller-manager and scheduler (bind-address), etcd and kwok-controller
+// (their URLs) there. Later flags win, so these override kwokctl's.
+func loopbackArgs() ([]string, []componentArg, error) {
 	ports, err := FreePorts(6)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	etcd, peer, kwok := ports[0], ports[1], ports[2]
-	extra := func(component, key, value string) []string {
-		return []string{"--extra-args", component + "=" + key + "=" + value}
-	}
 	// Every port is one the system gave out now: kwokctl's own picks for the
 	// API server, controller-manager and scheduler are the same for two
 	// clusters created at once, which then fail each other.
-	args := []string{"--etcd-port", strconv.Itoa(etcd), "--controller-port", strconv.Itoa(kwok),
+	flags := []string{"--etcd-port", strconv.Itoa(etcd), "--controller-port", strconv.Itoa(kwok),
 		"--kube-apiserver-port", strconv.Itoa(ports[3]), "--kube-controller-manager-port", strconv.Itoa(ports[4]),
 		"--kube-scheduler-port", strconv.Itoa(ports[5])}
-	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		args = append(args, extra(c, "bind-address", "127.0.0.1")...)
+	var args []componentArg
+	for _, c := range []string{ComponentAPIServer, ComponentControllerManager, ComponentScheduler} {
+		args = append(args, componentArg{component: c, key: "bind-address", value: "127.0.0.1"})
 	}
 	client, peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcd), fmt.Sprintf("http://127.0.0.1:%d", peer)
-	args = append(args, extra("etcd", "listen-client-urls", client)...)
-	args = append(args, extra("etcd", "advertise-client-urls", client)...)
-	args = append(args, extra("etcd", "listen-peer-urls", peerURL)...)
-	args = append(args, extra("etcd", "initial-advertise-peer-urls", peerURL)...)
-	args = append(args, extra("etcd", "initial-cluster", "node0="+peerURL)...)
-	args = append(args, extra("kwok-controller", "server-address", fmt.Sprintf("127.0.0.1:%d", kwok))...)
-	// The controllers talk to the API server at 100 requests a second, not
-	// their default 20: a Deployment of thousands of replicas comes up in a
-	// minute, as on EKS. These come last: kwokctl 0.8 looks a component's
-	// later arguments up by the position of its first one, which is right
-	// only for the components whose first argument came before any repeat.
-	args = append(args, extra("kube-controller-manager", "kube-api-qps", "100")...)
-	args = append(args, extra("kube-controller-manager", "kube-api-burst", "200")...)
-	return args, nil
+	for _, kv := range [][2]string{{"listen-client-urls", client}, {"advertise-client-urls", client}, {"listen-peer-urls", peerURL},
+		{"initial-advertise-peer-urls", peerURL}, {"initial-cluster", "node0=" + peerURL}} {
+		args = append(args, componentArg{component: ComponentEtcd, key: kv[0], value: kv[1]})
+	}
+	args = append(args, componentArg{component: ComponentKwok, key: "server-address", value: fmt.Sprintf("127.0.0.1:%d", kwok)},
+		// The controllers talk to the API server at 100 requests a second,
+		// not their default 20: a Deployment of thousands of replicas comes
+		// up in a minute, as on EKS.
+		componentArg{component: ComponentControllerManager, key: "kube-api-qps", value: "100"},
+		componentArg{component: ComponentControllerManager, key: "kube-api-burst", value: "200"})
+	return flags, args, nil
 }
 
 // controlPlaneReady reports whether the API server answers /readyz and every

@@ -501,3 +501,76 @@ func TestIntegrationScanPrerequisites(t *testing.T) {
 		t.Errorf("create-fargate-profile with role ec2-only: %v\n%s", err, out)
 	}
 }
+
+// TestIntegrationImagePull: a Fargate pod whose image does not pull stays
+// Pending, as on AWS, its container in ErrImagePull then ImagePullBackOff
+// with the kubelet's events: nginx from the subnet without a NAT route
+// (FG055), an ECR image under the pod execution role without a policy
+// (FG058). The same image runs from the subnet with one (the near miss).
+func TestIntegrationImagePull(t *testing.T) {
+	settings := filepath.Join(t.TempDir(), "settings.yaml")
+	if err := os.WriteFile(settings, []byte("honourZoneSelector: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, "prerequisites", "--settings", settings)
+	const ecr = "111122223333.dkr.ecr.us-east-1.amazonaws.com/shop/api:1"
+	in := func(az, image string) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			p.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: az}
+			p.Spec.Containers[0].Image = image
+		}
+	}
+	c.namespace("apps")
+	c.deploy(deployment("apps", "web-a", 1, in("us-east-1a", "nginx:1.27")))
+	c.deploy(deployment("apps", "web-c", 1, in("us-east-1c", "nginx:1.27")))
+	c.deploy(deployment("apps", "api", 1, in("us-east-1a", ecr)))
+	eventually(t, time.Minute, "web-a runs", func() error { return c.all("apps", "web-a", 1, "fargate:apps") })
+
+	backOff := func(app string) (*corev1.Pod, error) {
+		pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil {
+			return nil, err
+		}
+		if len(pods.Items) != 1 {
+			return nil, fmt.Errorf("%s has %d pods, want 1", app, len(pods.Items))
+		}
+		p := &pods.Items[0]
+		if p.Status.Phase != corev1.PodPending || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil ||
+			p.Status.ContainerStatuses[0].State.Waiting.Reason != "ImagePullBackOff" {
+			return nil, fmt.Errorf("%s: phase %s, containers %+v", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+		}
+		return p, nil
+	}
+	for app, cause := range map[string]string{
+		"web-c": `failed to do request: Head "https://registry-1.docker.io/v2/library/nginx/manifests/1.27": dial tcp: i/o timeout`,
+		"api":   "401 Unauthorized",
+	} {
+		var pod *corev1.Pod
+		eventually(t, time.Minute, app+" backs off", func() (err error) { pod, err = backOff(app); return err })
+		if !strings.HasPrefix(pod.Spec.NodeName, "fargate-ip-") {
+			t.Errorf("%s is on node %q, not a Fargate node", pod.Name, pod.Spec.NodeName)
+		}
+		evs, err := c.kube.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []string
+		for _, e := range evs.Items {
+			if e.Reason == "Failed" && e.Source.Component == "kubelet" {
+				failed = append(failed, e.Message)
+			}
+		}
+		slices.Sort(failed)
+		if len(failed) != 3 || failed[0] != "Error: ErrImagePull" || failed[1] != "Error: ImagePullBackOff" ||
+			!strings.HasPrefix(failed[2], "Failed to pull image ") || !strings.HasSuffix(failed[2], cause) {
+			t.Errorf("%s: Failed events %q, want the errors and the pull's, ending %q", pod.Name, failed, cause)
+		}
+	}
+	// KWOK does not run them later, and kubectl shows them as on AWS.
+	time.Sleep(3 * time.Second)
+	out, err := exec.Command(filepath.Join(c.binDir, "kubectl"), "--kubeconfig", filepath.Join(c.state, "kubeconfig"),
+		"get", "pods", "-n", "apps", "-l", "app in (web-c, api)", "--no-headers").CombinedOutput()
+	if err != nil || strings.Count(string(out), "ImagePullBackOff") != 2 || strings.Contains(string(out), "Running") {
+		t.Errorf("kubectl get pods: %v\n%s", err, out)
+	}
+}

@@ -93,7 +93,14 @@ func (o *Options) emulatedVersion(ctx context.Context) (string, error) {
 }
 
 // componentArg is an argument of a control plane component.
-type componentArg struct{ component, key, value string }
+// A componentArg is an argument of a control-plane component. A repeated
+// one (of a flag whose every value counts) is there when the component has
+// the flag with that value; any other is the component's last value of its
+// flag.
+type componentArg struct {
+	component, key, value string
+	repeated              bool
+}
 
 // servingArgs are the arguments with which the control plane serves
 // version: its API server, controller-manager and scheduler emulate it.
@@ -102,18 +109,29 @@ type componentArg struct{ component, key, value string }
 func servingArgs(version string) []componentArg {
 	var args []componentArg
 	for _, c := range []string{ComponentAPIServer, ComponentControllerManager, ComponentScheduler} {
-		args = append(args, componentArg{c, "emulated-version", version})
+		args = append(args, componentArg{component: c, key: "emulated-version", value: version})
 	}
-	return append(args, componentArg{ComponentControllerManager, "leader-elect", "false"}, componentArg{ComponentScheduler, "leader-elect", "false"})
+	return append(args, componentArg{component: ComponentControllerManager, key: "leader-elect", value: "false"},
+		componentArg{component: ComponentScheduler, key: "leader-elect", value: "false"})
 }
 
-// extraArgs are args as kwokctl create flags.
+// extraArgs are args as kwokctl create flags, each component's first
+// before any second: kwokctl 0.8 files a component's later arguments under
+// the position of its first among all the flags, which is its place among
+// the components only then.
 func extraArgs(args []componentArg) []string {
-	var out []string
+	var first, rest []string
+	seen := map[string]bool{}
 	for _, a := range args {
-		out = append(out, "--extra-args", a.component+"="+a.key+"="+a.value)
+		flag := []string{"--extra-args", a.component + "=" + a.key + "=" + a.value}
+		if seen[a.component] {
+			rest = append(rest, flag...)
+			continue
+		}
+		seen[a.component] = true
+		first = append(first, flag...)
 	}
-	return out
+	return append(first, rest...)
 }
 
 // ServeVersion makes the control plane serve Kubernetes version: its API
@@ -216,7 +234,7 @@ func setConfigArgs(data []byte, args []componentArg) ([]byte, bool, error) {
 		list, _ := c["args"].([]any)
 		i := -1 // the last of a flag given twice is the one that counts
 		for j, v := range list {
-			if s, _ := v.(string); strings.HasPrefix(s, flag) {
+			if s, _ := v.(string); strings.HasPrefix(s, flag) && (!a.repeated || s == flag+a.value) {
 				i = j
 			}
 		}
@@ -231,7 +249,10 @@ func setConfigArgs(data []byte, args []componentArg) ([]byte, bool, error) {
 		c["args"], changed = list, true
 		if p, ok := patches[a.component]; ok {
 			extra, _ := p["extraArgs"].([]any)
-			extra = slices.DeleteFunc(extra, func(v any) bool { m, _ := v.(map[string]any); return m["key"] == a.key })
+			extra = slices.DeleteFunc(extra, func(v any) bool {
+				m, _ := v.(map[string]any)
+				return m["key"] == a.key && (!a.repeated || m["value"] == a.value)
+			})
 			p["extraArgs"] = append(extra, map[string]any{"key": a.key, "override": false, "value": a.value})
 		}
 	}

@@ -46,6 +46,10 @@ components:
 - args:
   - --bind-address=127.0.0.1
   name: kube-scheduler
+- args:
+  - --config=/state/kwok/clusters/shop/kwok.yaml
+  - --server-address=127.0.0.1:4000
+  name: kwok-controller
 componentsPatches:
 - extraArgs:
   - key: emulated-version
@@ -140,5 +144,45 @@ func TestSetArgs(t *testing.T) {
 	}
 	if _, _, err := setArgs([]byte("kind: Stage\n"), servingArgs("1.34")); err == nil {
 		t.Error("no KwokctlConfiguration: no error")
+	}
+}
+
+// TestSetArgsRepeated: a repeated argument (kwok-controller's second
+// --config) is added next to the flag's other value, once.
+func TestSetArgsRepeated(t *testing.T) {
+	arg := componentArg{component: ComponentKwok, key: "config", value: "/state/kwok-stages.yaml", repeated: true}
+	got, changed, err := setArgs([]byte(kwokYAML), []componentArg{arg})
+	if err != nil || !changed {
+		t.Fatalf("changed %v, %v", changed, err)
+	}
+	var cfg struct {
+		Components []struct {
+			Name string   `json:"name"`
+			Args []string `json:"args"`
+		} `json:"components"`
+	}
+	if err := yaml.Unmarshal(got, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--config=/state/kwok/clusters/shop/kwok.yaml", "--server-address=127.0.0.1:4000", "--config=/state/kwok-stages.yaml"}
+	if diff := cmp.Diff(want, cfg.Components[4].Args); diff != "" {
+		t.Errorf("kwok-controller (-want +got):\n%s", diff)
+	}
+	if again, changed, err := setArgs(got, []componentArg{arg}); err != nil || changed || string(again) != string(got) {
+		t.Errorf("again: changed %v, %v", changed, err)
+	}
+}
+
+// TestExtraArgs: every component's first argument comes before any
+// second, as kwokctl 0.8 files them.
+func TestExtraArgs(t *testing.T) {
+	got := extraArgs([]componentArg{
+		{component: "etcd", key: "a", value: "1"}, {component: "etcd", key: "b", value: "2"},
+		{component: "kwok-controller", key: "c", value: "3"}, {component: "etcd", key: "d", value: "4"}, {component: "kwok-controller", key: "e", value: "5"},
+	})
+	want := []string{"--extra-args", "etcd=a=1", "--extra-args", "kwok-controller=c=3",
+		"--extra-args", "etcd=b=2", "--extra-args", "etcd=d=4", "--extra-args", "kwok-controller=e=5"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("extraArgs (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ func cfnFoundation(resources []cfnResource, profiles []cfnProfile) *foundation.F
 	for _, r := range resources {
 		types[r.id] = r.typ
 	}
-	rtIndex := map[string]int{}
+	rtIndex, roleIndex := map[string]int{}, map[string]int{}
 	for _, r := range resources {
 		p := r.props
 		switch r.typ {
@@ -58,6 +59,10 @@ func cfnFoundation(resources []cfnResource, profiles []cfnProfile) *foundation.F
 			for _, n := range items(get(p, "ManagedPolicyArns")) {
 				role.Policies = append(role.Policies, cfnText(n))
 			}
+			for _, n := range items(get(p, "Policies")) {
+				role.InlinePolicies = append(role.InlinePolicies, cfnText(get(n, "PolicyName")))
+			}
+			roleIndex[r.id] = len(f.Roles)
 			f.Roles = append(f.Roles, role)
 		case "AWS::EKS::Cluster":
 			name, _ := literal(get(p, "Name"))
@@ -111,6 +116,18 @@ func cfnFoundation(resources []cfnResource, profiles []cfnProfile) *foundation.F
 			if i, ok := rtIndex[cfnLink(get(p, "RouteTableId"))]; ok {
 				f.RouteTables[i].Subnets = append(f.RouteTables[i].Subnets, cfnLink(get(p, "SubnetId")))
 			}
+		case "AWS::IAM::Policy", "AWS::IAM::RolePolicy": // inline policies of the roles they name
+			for _, role := range append(cfnLinks(get(p, "Roles")), cfnLink(get(p, "RoleName"))) {
+				if i, ok := roleIndex[role]; ok {
+					f.Roles[i].InlinePolicies = append(f.Roles[i].InlinePolicies, cmp.Or(cfnText(get(p, "PolicyName")), r.id))
+				}
+			}
+		case "AWS::IAM::ManagedPolicy": // attached to the roles it names; its ARN is known after creation
+			for _, role := range cfnLinks(get(p, "Roles")) {
+				if i, ok := roleIndex[role]; ok {
+					f.Roles[i].Policies = append(f.Roles[i].Policies, r.id)
+				}
+			}
 		}
 	}
 	// A VPC of the template has a main route table with only the local route.
@@ -158,6 +175,9 @@ func cfnLink(n *yamlv3.Node) string {
 				return cfnLink(n.Content[1])
 			case "Fn::GetAtt":
 				v := resolve(n.Content[1])
+				if v == nil {
+					return ""
+				}
 				if v.Kind == yamlv3.SequenceNode && len(v.Content) > 0 {
 					return v.Content[0].Value
 				}
@@ -194,6 +214,9 @@ func cfnText(n *yamlv3.Node) string {
 	}
 	if n.Kind == yamlv3.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "Fn::Sub" {
 		v := resolve(n.Content[1])
+		if v == nil {
+			return ""
+		}
 		if v.Kind == yamlv3.SequenceNode && len(v.Content) > 0 {
 			return v.Content[0].Value
 		}

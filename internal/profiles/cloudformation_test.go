@@ -135,7 +135,7 @@ func TestParseDetectsCloudFormation(t *testing.T) {
 }
 
 func FuzzParseCloudFormation(f *testing.F) {
-	for _, file := range []string{"fargate.yaml", "fargate.json"} {
+	for _, file := range []string{"fargate.yaml", "fargate.json", "../../../../pkg/rules/builtin/testdata/foundation/cloudformation.yaml"} {
 		data, err := os.ReadFile(filepath.Join(cfnFixtures, file))
 		if err != nil {
 			f.Fatal(err)

@@ -54,3 +54,34 @@ func TestFoundation(t *testing.T) {
 		})
 	}
 }
+
+// TestTerraformInlinePolicies: a role's inline policies, in the role
+// (inline_policy) or as aws_iam_role_policy and aws_iam_role_policies_exclusive
+// resources, are the role's.
+func TestTerraformInlinePolicies(t *testing.T) {
+	const state = `{"format_version": "1.0", "terraform_version": "1.9.8", "values": {"root_module": {"resources": [
+	  {"address": "aws_iam_role.a", "mode": "managed", "type": "aws_iam_role", "name": "a",
+	   "values": {"name": "a", "arn": "arn:aws:iam::111122223333:role/a", "inline_policy": [{"name": "in-role", "policy": "{}"}]}},
+	  {"address": "aws_iam_role.b", "mode": "managed", "type": "aws_iam_role", "name": "b",
+	   "values": {"name": "b", "arn": "arn:aws:iam::111122223333:role/b", "inline_policy": [{"name": "", "policy": ""}]}},
+	  {"address": "aws_iam_role_policy.ecr", "mode": "managed", "type": "aws_iam_role_policy", "name": "ecr",
+	   "values": {"name": "ecr-pull", "role": "b", "policy": "{}"}},
+	  {"address": "aws_iam_role_policies_exclusive.b", "mode": "managed", "type": "aws_iam_role_policies_exclusive", "name": "b",
+	   "values": {"role_name": "b", "policy_names": ["ecr-pull", "logs"]}},
+	  {"address": "aws_eks_fargate_profile.apps", "mode": "managed", "type": "aws_eks_fargate_profile", "name": "apps",
+	   "values": {"cluster_name": "shop", "fargate_profile_name": "apps", "pod_execution_role_arn": "arn:aws:iam::111122223333:role/b",
+	     "subnet_ids": ["subnet-1"], "selector": [{"namespace": "apps", "labels": null}]}}
+	]}}}`
+	set, err := Parse("state.json", []byte(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, r := range set.Foundation.Roles {
+		got[r.Name] = r.InlinePolicies
+	}
+	want := map[string][]string{"a": {"in-role"}, "b": {"ecr-pull", "logs"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("inline policies (-want +got):\n%s", diff)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -123,7 +124,30 @@ func ReadFile(path string) (Set, error) {
 		return Set{}, fmt.Errorf("reading profiles: %w", err)
 	}
 	// The set keeps every valid profile even when others are in error.
-	return Parse(path, data)
+	set, err := Parse(path, data)
+	if set.Format == FormatTerraform && set.Foundation != nil {
+		err = errors.Join(err, locateTerraform(filepath.Dir(path), set.Foundation))
+	}
+	return set, err
+}
+
+// locateTerraform points the origins of f's Terraform resources at the
+// blocks that declare them, in the configuration in dir (tfSources), when
+// it is there.
+func locateTerraform(dir string, f *foundation.Foundation) error {
+	src, err := newTFSources(dir)
+	errs := []error{err}
+	for _, o := range f.Origins() {
+		if o.Ref.Kind != tfKind {
+			continue
+		}
+		at, ok, err := src.Source(o.Ref.Name)
+		errs = append(errs, err)
+		if ok {
+			o.Source = at
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Parse reads profiles from the contents of a profile file named file:
@@ -233,7 +257,7 @@ func parseEmulatorConfig(data []byte) (Set, error) {
 	}
 	set := Set{Cluster: cfg.Metadata.Name, NodeGroups: len(cfg.NodeGroups), Format: FormatEmulator,
 		PrivateSubnets: cfg.PrivateSubnetIDs(), SubnetAZ: map[string]string{}, Version: cfg.KubernetesVersion,
-		Foundation: emulatorFoundation(cfg)}
+		Foundation: cfg.Foundation()}
 	for _, ng := range cfg.NodeGroups {
 		set.Managed = append(set.Managed, ManagedNodeGroup{Name: ng.Name, Version: cmp.Or(ng.KubeletVersion, cfg.KubernetesVersion), ReleaseVersion: ng.ReleaseVersion})
 	}

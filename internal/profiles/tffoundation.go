@@ -63,8 +63,11 @@ func stateFoundation(s *tfjson.State, plan *TerraformPlan) *foundation.Foundatio
 // tfOrigin names a resource by its address (which starts with its type, after
 // its module); Parse adds the file.
 func tfOrigin(address string) foundation.Origin {
-	return foundation.Origin{Ref: object.Ref{APIVersion: "terraform", Kind: "Terraform", Name: address}}
+	return foundation.Origin{Ref: object.Ref{APIVersion: "terraform", Kind: tfKind, Name: address}}
 }
+
+// tfKind is the kind of the objects that stand for Terraform resources.
+const tfKind = "Terraform"
 
 // id is a resource's ID, or its address when the ID is known only after
 // apply: links resolved through references name it so.
@@ -104,8 +107,14 @@ func (t *tfFoundation) build(plan *TerraformPlan) *foundation.Foundation {
 			// (name_prefix) is the address.
 			name := cmp.Or(str(r.Values["name"]), r.Address)
 			roles[name], roles[r.id()] = len(f.Roles), len(f.Roles)
-			f.Roles = append(f.Roles, foundation.Role{Origin: o, Name: name, ARN: str(r.Values["arn"]),
-				Trust: str(r.Values["assume_role_policy"]), Policies: strings1(r.Values["managed_policy_arns"]), PoliciesKnown: true})
+			role := foundation.Role{Origin: o, Name: name, ARN: str(r.Values["arn"]),
+				Trust: str(r.Values["assume_role_policy"]), Policies: strings1(r.Values["managed_policy_arns"]), PoliciesKnown: true}
+			for _, p := range asList(r.Values["inline_policy"]) {
+				if ip := asObject(p); str(ip["name"]) != "" || str(ip["policy"]) != "" {
+					role.InlinePolicies = append(role.InlinePolicies, cmp.Or(str(ip["name"]), "(unnamed)"))
+				}
+			}
+			f.Roles = append(f.Roles, role)
 		case "aws_eks_cluster":
 			if name := str(r.Values["name"]); clusterName == "" || name == clusterName || name == "" {
 				f.Cluster = foundation.Cluster{Origin: o, Name: cmp.Or(name, clusterName)}
@@ -136,6 +145,14 @@ func (t *tfFoundation) build(plan *TerraformPlan) *foundation.Foundation {
 		case "aws_iam_role_policy_attachments_exclusive":
 			if i, ok := roles[t.link(r, "role_name")]; ok {
 				f.Roles[i].Policies = append(f.Roles[i].Policies, strings1(r.Values["policy_arns"])...)
+			}
+		case "aws_iam_role_policy": // an inline policy
+			if i, ok := roles[t.link(r, "role")]; ok {
+				f.Roles[i].InlinePolicies = addNew(f.Roles[i].InlinePolicies, cmp.Or(str(r.Values["name"]), r.Address))
+			}
+		case "aws_iam_role_policies_exclusive": // names the inline policies of aws_iam_role_policy resources
+			if i, ok := roles[t.link(r, "role_name")]; ok {
+				f.Roles[i].InlinePolicies = addNew(f.Roles[i].InlinePolicies, strings1(r.Values["policy_names"])...)
 			}
 		}
 	}
@@ -183,13 +200,11 @@ func (t *tfFoundation) build(plan *TerraformPlan) *foundation.Foundation {
 	for _, c := range plan.Changes {
 		if c.After != nil && (clusterName == "" || c.Cluster == "" || c.Cluster == clusterName) {
 			p := foundation.Profile{Origin: tfOrigin(c.Address), Profile: *c.After}
-			if slices.Contains(c.Unknown, "subnet_ids") {
-				if r := t.resource(c.Address); r != nil {
+			if r := t.resource(c.Address); r != nil {
+				if slices.Contains(c.Unknown, "subnet_ids") {
 					p.Subnets = t.links(r, "subnet_ids")
 				}
-			}
-			if p.PodExecutionRoleARN == "" {
-				if r := t.resource(c.Address); r != nil {
+				if p.PodExecutionRoleARN == "" {
 					p.PodExecutionRoleARN = "arn:aws:iam::" + f.Cluster.Account + ":role/" + t.roleName(r, f.Roles)
 				}
 			}
@@ -506,4 +521,14 @@ func strings1(v any) []string {
 		}
 	}
 	return out
+}
+
+// addNew appends the values that list does not have yet.
+func addNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
 }

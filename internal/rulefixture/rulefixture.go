@@ -21,6 +21,7 @@
 // or, for a finding about a resource of the foundation file, on the resource:
 //
 //	# want-object: FG053 Terraform/aws_vpc.this
+//	# want-object: FG058=warning AWS::IAM::Role/InlineRole
 //
 // A finding about a profile points at its directive, which may carry the
 // expectation too.
@@ -139,7 +140,16 @@ func (fx *Fixture) apply(key, value string, at object.Source) error {
 		if !ok {
 			return fmt.Errorf("want-object: %q is not RULE-ID KIND/NAME", value)
 		}
-		fx.WantObjects[id] = append(fx.WantObjects[id], strings.TrimSpace(ref))
+		ref = strings.TrimSpace(ref)
+		if id, sev, ok := strings.Cut(id, "="); ok {
+			s, err := rules.ParseSeverity(sev)
+			if err != nil {
+				return err
+			}
+			fx.Severities[id+" "+ref] = s
+		}
+		id, _, _ = strings.Cut(id, "=")
+		fx.WantObjects[id] = append(fx.WantObjects[id], ref)
 	}
 	return nil
 }

@@ -125,8 +125,10 @@ type Role struct {
 	Trust string
 	// Policies are the ARNs of the managed policies attached.
 	Policies []string
+	// InlinePolicies are the names of the role's inline policies.
+	InlinePolicies []string
 	// PoliciesKnown is false when the source cannot tell which policies
-	// are attached.
+	// the role has.
 	PoliciesKnown bool
 }
 
@@ -152,6 +154,11 @@ func (f *Foundation) VPCByID(id string) (*VPC, bool) {
 // SubnetByID returns the subnet with ID id.
 func (f *Foundation) SubnetByID(id string) (*Subnet, bool) {
 	return find(f.Subnets, func(s *Subnet) bool { return s.ID == id })
+}
+
+// ProfileByName returns the Fargate profile named name.
+func (f *Foundation) ProfileByName(name string) (*Profile, bool) {
+	return find(f.Profiles, func(p *Profile) bool { return p.Name == name })
 }
 
 // Role returns the role an ARN names: by ARN, or by the name at its end
@@ -189,40 +196,46 @@ func find[T any](list []T, ok func(*T) bool) (*T, bool) {
 	return nil, false
 }
 
-// SetFile sets the file of every origin that has none: gatherers that read
-// one file name resources, their caller the file.
-func (f *Foundation) SetFile(file string) {
-	set := func(o *Origin) {
-		if o.Source.File == "" {
-			o.Source.File = file
-		}
-	}
-	set(&f.Cluster.Origin)
+// Origins returns the origin of every resource of f, for the gatherers
+// that complete them.
+func (f *Foundation) Origins() []*Origin {
+	out := []*Origin{&f.Cluster.Origin}
 	for i := range f.VPCs {
-		set(&f.VPCs[i].Origin)
+		out = append(out, &f.VPCs[i].Origin)
 	}
 	for i := range f.Subnets {
-		set(&f.Subnets[i].Origin)
+		out = append(out, &f.Subnets[i].Origin)
 	}
 	for i := range f.RouteTables {
-		set(&f.RouteTables[i].Origin)
+		out = append(out, &f.RouteTables[i].Origin)
 		for j := range f.RouteTables[i].Routes {
 			if r := &f.RouteTables[i].Routes[j]; r.Origin.Ref.Name != "" {
-				set(&r.Origin)
+				out = append(out, &r.Origin)
 			}
 		}
 	}
 	for i := range f.Endpoints {
-		set(&f.Endpoints[i].Origin)
+		out = append(out, &f.Endpoints[i].Origin)
 	}
 	for i := range f.Roles {
-		set(&f.Roles[i].Origin)
+		out = append(out, &f.Roles[i].Origin)
 	}
 	for i := range f.Profiles {
-		set(&f.Profiles[i].Origin)
+		out = append(out, &f.Profiles[i].Origin)
 	}
 	for i := range f.NodeGroups {
-		set(&f.NodeGroups[i].Origin)
+		out = append(out, &f.NodeGroups[i].Origin)
+	}
+	return out
+}
+
+// SetFile sets the file of every origin that has none: gatherers that read
+// one file name resources, their caller the file.
+func (f *Foundation) SetFile(file string) {
+	for _, o := range f.Origins() {
+		if o.Source.File == "" {
+			o.Source.File = file
+		}
 	}
 }
 

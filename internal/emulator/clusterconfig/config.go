@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 )
 
 // Kind and APIVersion of the configuration file.
@@ -169,6 +170,10 @@ type Role struct {
 	// AttachedPolicies are the ARNs of the managed policies attached to the
 	// role.
 	AttachedPolicies []string `json:"attachedPolicies,omitempty"`
+	// InlinePolicies are the names of the role's inline policies (their
+	// documents are not modelled: one may grant what a pod execution role
+	// needs).
+	InlinePolicies []string `json:"inlinePolicies,omitempty"`
 }
 
 // DefaultPodExecutionRole is the name of the pod execution role of the
@@ -178,10 +183,10 @@ const DefaultPodExecutionRole = "AmazonEKSFargatePodExecutionRole"
 
 // PodExecutionPolicyARN is the AWS managed policy a pod execution role
 // needs, attached to DefaultPodExecutionRole.
-const PodExecutionPolicyARN = "arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy"
+const PodExecutionPolicyARN = "arn:aws:iam::aws:policy/" + foundation.PodExecutionPolicy
 
 // FargateTrustPolicy is the trust policy EKS's user guide gives a pod
-// execution role: eks-fargate-pods.amazonaws.com may assume it for the
+// execution role: foundation.FargatePrincipal may assume it for the
 // profiles of the cluster (the aws:SourceArn condition).
 func (c *Config) FargateTrustPolicy() string {
 	return fmt.Sprintf(`{
@@ -195,12 +200,12 @@ func (c *Config) FargateTrustPolicy() string {
         }
       },
       "Principal": {
-        "Service": "eks-fargate-pods.amazonaws.com"
+        "Service": %q
       },
       "Action": "sts:AssumeRole"
     }
   ]
-}`, c.Metadata.Region, c.AccountID, c.Metadata.Name)
+}`, c.Metadata.Region, c.AccountID, c.Metadata.Name, foundation.FargatePrincipal)
 }
 
 // Roles returns the account's roles as the emulator's IAM serves them:
@@ -214,7 +219,7 @@ func (c *Config) Roles() []Role {
 		if r.TrustPolicy == "" {
 			r.TrustPolicy = c.FargateTrustPolicy()
 		}
-		r.AttachedPolicies = slices.Clone(r.AttachedPolicies)
+		r.AttachedPolicies, r.InlinePolicies = slices.Clone(r.AttachedPolicies), slices.Clone(r.InlinePolicies)
 		out = append(out, r)
 	}
 	if !slices.ContainsFunc(out, func(r Role) bool { return strings.EqualFold(r.Name, DefaultPodExecutionRole) }) {
@@ -535,7 +540,8 @@ func (c *Config) Validate() error {
 
 // validateIAM names what is wrong in the iam section: role names IAM
 // refuses or used twice (IAM's names ignore case), trust policies that are
-// not JSON policy documents, attached policies that are not policy ARNs.
+// not JSON policy documents, attached policies that are not policy ARNs,
+// inline policy names IAM refuses.
 func (c *Config) validateIAM(bad func(field, format string, args ...any)) {
 	for i, r := range c.IAM.Roles {
 		field := fmt.Sprintf("iam.roles[%d]", i)
@@ -558,8 +564,19 @@ func (c *Config) validateIAM(bad func(field, format string, args ...any)) {
 				bad(f, "%q is attached twice", arn)
 			}
 		}
+		for j, name := range r.InlinePolicies {
+			f := fmt.Sprintf("%s.inlinePolicies[%d]", field, j)
+			if !policyName.MatchString(name) {
+				bad(f, "%q is not a valid policy name (1 to 128 letters, digits and +=,.@_-)", name)
+			} else if slices.Contains(r.InlinePolicies[:j], name) {
+				bad(f, "%q is there twice", name)
+			}
+		}
 	}
 }
+
+// policyName matches the names IAM gives policies.
+var policyName = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
 
 // checkPolicyDocument says why doc is not an IAM policy document: a JSON
 // object with a Statement.

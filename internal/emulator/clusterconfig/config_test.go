@@ -143,6 +143,10 @@ func TestIAMValidation(t *testing.T) {
 			`iam.roles[0].attachedPolicies[1]: "` + PodExecutionPolicyARN + `" is attached twice`},
 		{"attached policies with paths, AWS's and the account's", "iam: {roles: [{name: r, attachedPolicies: [" + PodExecutionPolicyARN +
 			", 'arn:aws:iam::aws:policy/service-role/AmazonEC2RoleforSSM', 'arn:aws:iam::111122223333:policy/pods/ecr-pull']}]}\n", ""},
+		{"inline policies", "iam: {roles: [{name: r, inlinePolicies: [ecr-pull, logs.write]}]}\n", ""},
+		{"inline policy name with a space", "iam: {roles: [{name: r, inlinePolicies: [ecr pull]}]}\n",
+			`iam.roles[0].inlinePolicies[0]: "ecr pull" is not a valid policy name`},
+		{"inline policy twice", "iam: {roles: [{name: r, inlinePolicies: [ecr, ecr]}]}\n", `iam.roles[0].inlinePolicies[1]: "ecr" is there twice`},
 		{"unknown field", "iam: {roles: [{name: r, trust: x}]}\n", "unknown field"},
 	}
 	for _, tt := range tests {

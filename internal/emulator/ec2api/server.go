@@ -1,12 +1,14 @@
 // Package ec2api is the part of the EC2 API the fargatekit emulator serves
-// ([Actions]) over the cluster's VPC: its subnets, route tables, NAT
-// gateways and endpoints from the configuration, and its DNS attributes,
-// which ModifyVpcAttribute changes; in EC2's query protocol (a form-encoded POST naming the Action,
+// (DescribeVpcs, DescribeVpcAttribute, ModifyVpcAttribute, DescribeSubnets,
+// DescribeRouteTables, DescribeNatGateways, DescribeVpcEndpoints) over the
+// cluster's VPC: its subnets, route tables, NAT gateways and endpoints from
+// the configuration, and its DNS attributes, which ModifyVpcAttribute
+// changes; in EC2's query protocol (a form-encoded POST naming the Action,
 // answered in XML), so that aws-sdk-go-v2/service/ec2 and
 // `aws ec2 ... --endpoint-url` work against it unchanged. It shares the
 // emulator's AWS endpoint with the EKS and IAM APIs: [IsRequest] tells an
-// EC2 request from an EKS or IAM one. Any credentials are accepted; requests are not
-// signature-checked.
+// EC2 request from an EKS or IAM one. Any credentials are accepted;
+// requests are not signature-checked.
 package ec2api
 
 import (
@@ -14,7 +16,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -28,7 +29,6 @@ import (
 	"sync"
 
 	"github.com/google/renameio/v2"
-	"github.com/google/uuid"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
@@ -39,9 +39,6 @@ const APIVersion = "2016-11-15"
 
 const xmlns = "http://ec2.amazonaws.com/doc/" + APIVersion + "/"
 
-// maxBodyBytes bounds request bodies.
-const maxBodyBytes = 1 << 20
-
 // IsRequest reports whether r is an EC2 query request: a POST to / with a
 // form body (EKS's rest-json API never posts to /) that is not IAM's, whose
 // query requests share the endpoint (awsquery.Service tells them apart, and
@@ -50,14 +47,11 @@ func IsRequest(r *http.Request) bool {
 	return awsquery.IsForm(r) && awsquery.Service(r) != awsquery.IAM
 }
 
-// Actions are the EC2 actions the emulator serves.
-var Actions = []string{"DescribeSubnets", "DescribeVpcs", "DescribeVpcAttribute", "ModifyVpcAttribute",
-	"DescribeRouteTables", "DescribeNatGateways", "DescribeVpcEndpoints"}
-
 // Server answers EC2 requests about one emulated cluster's VPC.
 type Server struct {
 	cfg  *clusterconfig.Config
 	log  *slog.Logger
+	api  awsquery.API
 	path string // the VPC attributes' state file; "" keeps them in memory
 
 	mu    sync.Mutex
@@ -83,6 +77,15 @@ func NewServer(cfg *clusterconfig.Config, dir string, log *slog.Logger) (*Server
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, attrs: vpcAttributes{EnableDNSHostnames: cfg.DNSHostnames(), EnableDNSSupport: true}}
+	s.api = awsquery.API{
+		Name: "EC2", Log: log, ContentType: "text/xml;charset=UTF-8", ErrorDocument: errorDocument,
+		Actions: map[string]awsquery.Action{
+			"DescribeSubnets": s.describeSubnets, "DescribeVpcs": s.describeVpcs,
+			"DescribeVpcAttribute": s.describeVpcAttribute, "ModifyVpcAttribute": s.modifyVpcAttribute,
+			"DescribeRouteTables": s.describeRouteTables, "DescribeNatGateways": s.describeNatGateways,
+			"DescribeVpcEndpoints": s.describeVpcEndpoints,
+		},
+	}
 	if dir == "" {
 		return s, nil
 	}
@@ -110,54 +113,10 @@ func (s *Server) DNSHostnames() bool {
 }
 
 // ServeHTTP answers one query request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	requestID := uuid.NewString()
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil || len(body) > maxBodyBytes {
-		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body could not be read or is too large."})
-		return
-	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body is not a valid query string."})
-		return
-	}
-	action := form.Get("Action")
-	s.log.Debug("EC2 API request", "action", action)
-	var out any
-	var aerr *apiError
-	switch action {
-	case "DescribeSubnets":
-		out, aerr = s.describeSubnets(form, requestID)
-	case "DescribeVpcs":
-		out, aerr = s.describeVpcs(form, requestID)
-	case "DescribeVpcAttribute":
-		out, aerr = s.describeVpcAttribute(form, requestID)
-	case "ModifyVpcAttribute":
-		out, aerr = s.modifyVpcAttribute(form, requestID)
-	case "DescribeRouteTables":
-		out, aerr = s.describeRouteTables(form, requestID)
-	case "DescribeNatGateways":
-		out, aerr = s.describeNatGateways(form, requestID)
-	case "DescribeVpcEndpoints":
-		out, aerr = s.describeVpcEndpoints(form, requestID)
-	case "":
-		aerr = &apiError{http.StatusBadRequest, "MissingAction", "The request must contain the parameter Action."}
-	default:
-		aerr = &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("The action %s is not valid for this web service (the emulator serves %s).", action, strings.Join(Actions, ", "))}
-	}
-	if aerr != nil {
-		s.fail(w, requestID, *aerr)
-		return
-	}
-	s.write(w, http.StatusOK, out)
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 
-// apiError is an EC2 error: its HTTP status, code and message.
-type apiError struct {
-	status        int
-	code, message string
-}
+// apiError is an EC2 error.
+type apiError = awsquery.Error
 
 type errorResponse struct {
 	XMLName   xml.Name `xml:"Response"`
@@ -170,21 +129,9 @@ type xmlErr struct {
 	Message string `xml:"Message"`
 }
 
-func (s *Server) fail(w http.ResponseWriter, requestID string, e apiError) {
-	s.write(w, e.status, errorResponse{Errors: []xmlErr{{e.code, e.message}}, RequestID: requestID})
-}
-
-func (s *Server) write(w http.ResponseWriter, status int, v any) {
-	data, err := xml.Marshal(v)
-	if err != nil {
-		s.log.Error("EC2 API cannot encode its answer", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(xml.Header))
-	_, _ = w.Write(data)
+// errorDocument is EC2's error Response for e.
+func errorDocument(e awsquery.Error, requestID string) any {
+	return errorResponse{Errors: []xmlErr{{e.Code, e.Message}}, RequestID: requestID}
 }
 
 // A filter of a Describe call: Filter.N.Name with its Filter.N.Value.M.
@@ -206,7 +153,7 @@ func filters(form url.Values, known []string) ([]filter, *apiError) {
 		}
 		f := filter{name: form.Get(key), values: list(form, "Filter."+m[1]+".Value")}
 		if !slices.Contains(known, f.name) && !strings.HasPrefix(f.name, "tag:") {
-			return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("The filter '%s' is invalid", f.name)}
+			return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterValue", Message: fmt.Sprintf("The filter '%s' is invalid", f.name)}
 		}
 		out = append(out, f)
 	}
@@ -252,7 +199,7 @@ func described[T any](form url.Values, idParam string, all []T, id func(T) strin
 
 // notFound is EC2's error for an unknown ID: code, and format with the ID.
 func notFound(code, format, id string) *apiError {
-	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, id)}
+	return &apiError{Status: http.StatusBadRequest, Code: code, Message: fmt.Sprintf(format, id)}
 }
 
 // withTags adds an object's tags to its attributes, as "tag:Key".
@@ -411,7 +358,7 @@ func (s *Server) describeVpcs(form url.Values, requestID string) (any, *apiError
 func (s *Server) knownVPCs(ids []string) *apiError {
 	for _, id := range ids {
 		if id != s.cfg.VPC.ID {
-			return &apiError{http.StatusBadRequest, "InvalidVpcID.NotFound", fmt.Sprintf("The vpc ID '%s' does not exist", id)}
+			return &apiError{Status: http.StatusBadRequest, Code: "InvalidVpcID.NotFound", Message: fmt.Sprintf("The vpc ID '%s' does not exist", id)}
 		}
 	}
 	return nil
@@ -433,7 +380,7 @@ type describeVpcAttributeResponse struct {
 func (s *Server) describeVpcAttribute(form url.Values, requestID string) (any, *apiError) {
 	id := form.Get("VpcId")
 	if id == "" {
-		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter VpcId"}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "MissingParameter", Message: "The request must contain the parameter VpcId"}
 	}
 	if aerr := s.knownVPCs([]string{id}); aerr != nil {
 		return nil, aerr
@@ -448,9 +395,9 @@ func (s *Server) describeVpcAttribute(form url.Values, requestID string) (any, *
 	case "enableDnsSupport":
 		resp.EnableDNSSupport = &boolValue{attrs.EnableDNSSupport}
 	case "":
-		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter Attribute"}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "MissingParameter", Message: "The request must contain the parameter Attribute"}
 	default:
-		return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter attribute is invalid. The emulator knows enableDnsHostnames and enableDnsSupport.", a)}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterValue", Message: fmt.Sprintf("Value (%s) for parameter attribute is invalid. The emulator knows enableDnsHostnames and enableDnsSupport.", a)}
 	}
 	return resp, nil
 }
@@ -467,7 +414,7 @@ type modifyVpcAttributeResponse struct {
 func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *apiError) {
 	id := form.Get("VpcId")
 	if id == "" {
-		return nil, &apiError{http.StatusBadRequest, "MissingParameter", "The request must contain the parameter VpcId"}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "MissingParameter", Message: "The request must contain the parameter VpcId"}
 	}
 	if aerr := s.knownVPCs([]string{id}); aerr != nil {
 		return nil, aerr
@@ -475,12 +422,12 @@ func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *ap
 	hostnames, hasHostnames := form["EnableDnsHostnames.Value"]
 	support, hasSupport := form["EnableDnsSupport.Value"]
 	if hasHostnames == hasSupport {
-		return nil, &apiError{http.StatusBadRequest, "InvalidParameterCombination", "Only one attribute can be modified at a time"}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterCombination", Message: "Only one attribute can be modified at a time"}
 	}
 	value := func(v []string) (bool, *apiError) {
 		b, err := strconv.ParseBool(v[0])
 		if err != nil {
-			return false, &apiError{http.StatusBadRequest, "InvalidParameterValue", fmt.Sprintf("Value (%s) for parameter value is invalid. Expected a boolean.", v[0])}
+			return false, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterValue", Message: fmt.Sprintf("Value (%s) for parameter value is invalid. Expected a boolean.", v[0])}
 		}
 		return b, nil
 	}
@@ -498,7 +445,7 @@ func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *ap
 		return nil, aerr
 	case hasHostnames && next.EnableDNSHostnames && !next.EnableDNSSupport:
 		// "You can only enable DNS hostnames if you've enabled DNS support" (VPC user guide); the text is the emulator's.
-		return nil, &apiError{http.StatusBadRequest, "InvalidParameterValue", "DNS hostnames can only be enabled with DNS support enabled (enableDnsSupport)"}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "InvalidParameterValue", Message: "DNS hostnames can only be enabled with DNS support enabled (enableDnsSupport)"}
 	}
 	if s.path != "" {
 		data, err := json.Marshal(next)
@@ -507,7 +454,7 @@ func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *ap
 		}
 		if err != nil {
 			s.log.Error("EC2 API cannot save the VPC's attributes", "err", err)
-			return nil, &apiError{http.StatusInternalServerError, "InternalError", "An internal error has occurred"}
+			return nil, &apiError{Status: http.StatusInternalServerError, Code: "InternalError", Message: "An internal error has occurred"}
 		}
 	}
 	s.attrs = next

@@ -1,7 +1,6 @@
 package ec2api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -23,6 +20,7 @@ import (
 	smithy "github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 )
@@ -359,31 +357,7 @@ func TestSDKErrors(t *testing.T) {
 // TestIntegrationAWSCLI: `aws ec2 describe-subnets --endpoint-url` reads
 // the emulator's VPC.
 func TestIntegrationAWSCLI(t *testing.T) {
-	awsCLI, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
-	}
-	url := serve(t, clusterconfig.Default())
-	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
-	run := func(args ...string) (string, string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, awsCLI, append([]string{"--endpoint-url", url, "--output", "json"}, args...)...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	run := awscli.Runner(t, serve(t, clusterconfig.Default()))
 	out, stderr, err := run("ec2", "describe-subnets", "--filters", "Name=availability-zone,Values=us-east-1b",
 		"--query", "Subnets[].[SubnetId,AvailabilityZone,MapPublicIpOnLaunch]")
 	if err != nil {

@@ -1,14 +1,10 @@
 package eksapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
@@ -96,10 +93,6 @@ func TestIntegrationAWSCLI(t *testing.T) {
 // CLI (v1 or v2) against it.
 func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) func(args ...string) (string, string, error) {
 	t.Helper()
-	awsCLI, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
-	}
 	store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(clock.RealClock{}), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
@@ -117,31 +110,7 @@ func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) func(args 
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	endpoint := "http://" + ln.Addr().String()
-
-	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"),
-	)
-	return func(args ...string) (string, string, error) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, awsCLI, append([]string{"--endpoint-url", endpoint, "--output", "json"}, args...)...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	return awscli.Runner(t, "http://"+ln.Addr().String())
 }
 
 // TestIntegrationAWSCLIUpgrade updates the control plane and a node group

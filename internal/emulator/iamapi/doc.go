@@ -1,5 +1,5 @@
 // Package iamapi is the part of the IAM API the fargatekit emulator serves
-// ([Actions]: GetRole and ListAttachedRolePolicies) over the roles of the
+// (GetRole and ListAttachedRolePolicies) over the roles of the
 // configuration (clusterconfig.Config.Roles: those of its iam section, and
 // the pod execution role of its profiles); in IAM's query protocol (API
 // version 2010-05-08: a form-encoded POST naming the Action, answered in

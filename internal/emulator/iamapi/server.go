@@ -6,15 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
@@ -31,9 +28,6 @@ const xmlns = "https://iam.amazonaws.com/doc/" + APIVersion + "/"
 // APIVersion. Reading the form leaves r.Body for the handler.
 func IsRequest(r *http.Request) bool { return awsquery.Service(r) == awsquery.IAM }
 
-// Actions are the IAM actions the emulator serves.
-var Actions = []string{"GetRole", "ListAttachedRolePolicies"}
-
 // createDate is when the emulator's roles were made: a fixed time, since
 // they are the configuration's.
 var createDate = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -42,7 +36,7 @@ var createDate = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // configuration. It is safe for concurrent use: the roles do not change.
 type Server struct {
 	roles []role
-	log   *slog.Logger
+	api   awsquery.API
 }
 
 // role is a role as the Server serves it.
@@ -53,10 +47,12 @@ type role struct {
 
 // NewServer returns the IAM API of cfg's roles (cfg.Roles).
 func NewServer(cfg *clusterconfig.Config, log *slog.Logger) *Server {
-	if log == nil {
-		log = slog.Default()
+	s := &Server{}
+	s.api = awsquery.API{
+		Name: "IAM", Log: log, ContentType: "text/xml", ErrorDocument: errorDocument,
+		Actions: map[string]awsquery.Action{"GetRole": s.getRole, "ListAttachedRolePolicies": s.listAttachedRolePolicies,
+			"ListRolePolicies": s.listRolePolicies},
 	}
-	s := &Server{log: log}
 	for _, r := range cfg.Roles() {
 		s.roles = append(s.roles, role{Role: r, arn: cfg.RoleARN(r.Name)})
 	}
@@ -86,46 +82,11 @@ func (s *Server) find(name string) (role, bool) {
 }
 
 // ServeHTTP answers one query request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	requestID := uuid.NewString()
-	body, err := io.ReadAll(io.LimitReader(r.Body, awsquery.MaxBodyBytes+1))
-	if err != nil || len(body) > awsquery.MaxBodyBytes {
-		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body could not be read or is too large."})
-		return
-	}
-	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		s.fail(w, requestID, apiError{http.StatusBadRequest, "InvalidRequest", "The request body is not a valid query string."})
-		return
-	}
-	action := form.Get("Action")
-	s.log.Debug("IAM API request", "action", action)
-	var out any
-	var aerr *apiError
-	switch action {
-	case "GetRole":
-		out, aerr = s.getRole(form, requestID)
-	case "ListAttachedRolePolicies":
-		out, aerr = s.listAttachedRolePolicies(form, requestID)
-	case "":
-		aerr = &apiError{http.StatusBadRequest, "MissingAction", "The request must contain the parameter Action."}
-	default:
-		aerr = &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("The action %s is not valid for this web service (the emulator serves %s).", action, strings.Join(Actions, ", "))}
-	}
-	if aerr != nil {
-		s.fail(w, requestID, *aerr)
-		return
-	}
-	s.write(w, http.StatusOK, out)
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 
-// apiError is an IAM error: its HTTP status, code and message. Errors of
-// status 5xx are the service's (Type Receiver), the others the caller's
-// (Sender).
-type apiError struct {
-	status        int
-	code, message string
-}
+// apiError is an IAM error. Errors of status 5xx are the service's (Type
+// Receiver), the others the caller's (Sender).
+type apiError = awsquery.Error
 
 type errorResponse struct {
 	XMLName   xml.Name `xml:"ErrorResponse"`
@@ -140,25 +101,13 @@ type xmlErr struct {
 	Message string `xml:"Message"`
 }
 
-func (s *Server) fail(w http.ResponseWriter, requestID string, e apiError) {
+// errorDocument is IAM's ErrorResponse for e.
+func errorDocument(e awsquery.Error, requestID string) any {
 	typ := "Sender"
-	if e.status >= 500 {
+	if e.Status >= 500 {
 		typ = "Receiver"
 	}
-	s.write(w, e.status, errorResponse{Xmlns: xmlns, Error: xmlErr{typ, e.code, e.message}, RequestID: requestID})
-}
-
-func (s *Server) write(w http.ResponseWriter, status int, v any) {
-	data, err := xml.Marshal(v)
-	if err != nil {
-		s.log.Error("IAM API cannot encode its answer", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(xml.Header))
-	_, _ = w.Write(data)
+	return errorResponse{Xmlns: xmlns, Error: xmlErr{typ, e.Code, e.Message}, RequestID: requestID}
 }
 
 type responseMetadata struct {
@@ -168,7 +117,7 @@ type responseMetadata struct {
 // validationError is IAM's answer to a parameter that breaks a constraint
 // of the API's model, worded as AWS's services word them.
 func validationError(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "ValidationError", "1 validation error detected: " + fmt.Sprintf(format, args...)}
+	return &apiError{Status: http.StatusBadRequest, Code: "ValidationError", Message: "1 validation error detected: " + fmt.Sprintf(format, args...)}
 }
 
 // roleName reads the RoleName parameter, refusing what IAM's model does.
@@ -187,7 +136,7 @@ func roleName(form url.Values) (string, *apiError) {
 
 // noSuchRole is IAM's answer for a role that does not exist.
 func noSuchRole(name string) *apiError {
-	return &apiError{http.StatusNotFound, "NoSuchEntity", fmt.Sprintf("The role with name %s cannot be found.", name)}
+	return &apiError{Status: http.StatusNotFound, Code: "NoSuchEntity", Message: fmt.Sprintf("The role with name %s cannot be found.", name)}
 }
 
 // lookup reads RoleName and returns that role.
@@ -269,24 +218,11 @@ type listAttachedRolePoliciesResponse struct {
 }
 
 // listAttachedRolePolicies lists a role's attached policies, those under
-// PathPrefix, MaxItems (default 100) at a time from Marker.
+// PathPrefix, a page at a time (paginate).
 func (s *Server) listAttachedRolePolicies(form url.Values, requestID string) (any, *apiError) {
 	r, aerr := s.lookup(form)
 	if aerr != nil {
 		return nil, aerr
-	}
-	maxItems := 100
-	if v, ok := form["MaxItems"]; ok {
-		n, err := strconv.Atoi(v[0])
-		switch {
-		case err != nil:
-			return nil, validationError("Value '%s' at 'maxItems' failed to satisfy constraint: Member must be an integer", v[0])
-		case n < 1:
-			return nil, validationError("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value greater than or equal to 1", n)
-		case n > 1000:
-			return nil, validationError("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value less than or equal to 1000", n)
-		}
-		maxItems = n
 	}
 	prefix := form.Get("PathPrefix")
 	if prefix != "" && !strings.HasPrefix(prefix, "/") {
@@ -299,22 +235,77 @@ func (s *Server) listAttachedRolePolicies(form url.Values, requestID string) (an
 			all = append(all, attachedPolicy{PolicyName: name, PolicyArn: arn})
 		}
 	}
-	start := 0
-	if m := form.Get("Marker"); m != "" {
-		n, ok := decodeMarker(m)
-		if !ok || n > len(all) {
-			// The text is the emulator's (unconfirmed).
-			return nil, validationError("Value '%s' at 'marker' failed to satisfy constraint: Member must be a marker returned by a previous call", m)
-		}
-		start = n
+	start, end, next, aerr := paginate(form, len(all))
+	if aerr != nil {
+		return nil, aerr
 	}
-	end := min(start+maxItems, len(all))
 	resp := listAttachedRolePoliciesResponse{Xmlns: xmlns, Metadata: responseMetadata{requestID}}
 	resp.Result.AttachedPolicies.Members = all[start:end]
-	if end < len(all) {
-		resp.Result.IsTruncated, resp.Result.Marker = true, encodeMarker(end)
-	}
+	resp.Result.IsTruncated, resp.Result.Marker = next != "", next
 	return resp, nil
+}
+
+type listRolePoliciesResponse struct {
+	XMLName xml.Name `xml:"ListRolePoliciesResponse"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Result  struct {
+		// PolicyNames is written even when empty, as IAM does.
+		PolicyNames struct {
+			Members []string `xml:"member"`
+		} `xml:"PolicyNames"`
+		IsTruncated bool   `xml:"IsTruncated"`
+		Marker      string `xml:"Marker,omitempty"`
+	} `xml:"ListRolePoliciesResult"`
+	Metadata responseMetadata `xml:"ResponseMetadata"`
+}
+
+// listRolePolicies lists the names of a role's inline policies, a page at
+// a time (paginate).
+func (s *Server) listRolePolicies(form url.Values, requestID string) (any, *apiError) {
+	r, aerr := s.lookup(form)
+	if aerr != nil {
+		return nil, aerr
+	}
+	start, end, next, aerr := paginate(form, len(r.InlinePolicies))
+	if aerr != nil {
+		return nil, aerr
+	}
+	resp := listRolePoliciesResponse{Xmlns: xmlns, Metadata: responseMetadata{requestID}}
+	resp.Result.PolicyNames.Members = r.InlinePolicies[start:end]
+	resp.Result.IsTruncated, resp.Result.Marker = next != "", next
+	return resp, nil
+}
+
+// paginate reads MaxItems (default 100) and Marker, and returns the page of
+// n items they ask for ([start, end)) and the marker of the next page, ""
+// when it is the last.
+func paginate(form url.Values, n int) (start, end int, next string, aerr *apiError) {
+	maxItems := 100
+	if v, ok := form["MaxItems"]; ok {
+		m, err := strconv.Atoi(v[0])
+		switch {
+		case err != nil:
+			return 0, 0, "", validationError("Value '%s' at 'maxItems' failed to satisfy constraint: Member must be an integer", v[0])
+		case m < 1:
+			return 0, 0, "", validationError("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value greater than or equal to 1", m)
+		case m > 1000:
+			return 0, 0, "", validationError("Value '%d' at 'maxItems' failed to satisfy constraint: Member must have value less than or equal to 1000", m)
+		}
+		maxItems = m
+	}
+	if m := form.Get("Marker"); m != "" {
+		i, ok := decodeMarker(m)
+		if !ok || i > n {
+			// The text is the emulator's (unconfirmed).
+			return 0, 0, "", validationError("Value '%s' at 'marker' failed to satisfy constraint: Member must be a marker returned by a previous call", m)
+		}
+		start = i
+	}
+	end = min(start+maxItems, n)
+	if end < n {
+		next = encodeMarker(end)
+	}
+	return start, end, next, nil
 }
 
 // policyPath splits a managed policy's ARN into its path ("/" or

@@ -9,12 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -22,7 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
 	smithy "github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"
 )
@@ -31,7 +29,8 @@ import (
 const noFargate = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}`
 
 // config is the default configuration with two roles of its own: one with
-// a trust policy that is not Fargate's and three policies, one with none.
+// a trust policy that is not Fargate's, three managed policies and three
+// inline ones, one with none.
 func config(t *testing.T) *clusterconfig.Config {
 	t.Helper()
 	cfg, err := clusterconfig.Parse([]byte(`iam:
@@ -42,6 +41,7 @@ func config(t *testing.T) *clusterconfig.Config {
     - arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy
     - arn:aws:iam::aws:policy/service-role/AmazonEC2RoleforSSM
     - arn:aws:iam::111122223333:policy/pods/ecr-pull
+    inlinePolicies: [ecr-pull, logs, s3-read]
   - name: bare
 `))
 	if err != nil {
@@ -199,6 +199,45 @@ func TestListAttachedRolePolicies(t *testing.T) {
 	}
 }
 
+// TestListRolePolicies: the names of a role's inline policies, a page at a
+// time, through aws-sdk-go-v2's paginator.
+func TestListRolePolicies(t *testing.T) {
+	c := client(serve(t, config(t)))
+	ctx := context.Background()
+	for _, tt := range []struct {
+		role     string
+		maxItems *int32
+		want     []string
+	}{
+		{"ec2-only", nil, []string{"ecr-pull", "logs", "s3-read"}},
+		{"ec2-only", aws.Int32(2), []string{"ecr-pull", "logs", "s3-read"}},
+		{"bare", nil, nil},
+		{clusterconfig.DefaultPodExecutionRole, nil, nil},
+	} {
+		var got []string
+		pages := 0
+		p := iam.NewListRolePoliciesPaginator(c, &iam.ListRolePoliciesInput{RoleName: aws.String(tt.role), MaxItems: tt.maxItems})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("ListRolePolicies %s: %v", tt.role, err)
+			}
+			pages++
+			got = append(got, out.PolicyNames...)
+		}
+		if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: inline policies (-want +got):\n%s", tt.role, diff)
+		}
+		if tt.maxItems != nil && pages != 2 {
+			t.Errorf("%s: %d pages of 2, want 2", tt.role, pages)
+		}
+	}
+	var missing *types.NoSuchEntityException
+	if _, err := c.ListRolePolicies(ctx, &iam.ListRolePoliciesInput{RoleName: aws.String("nobody")}); !errors.As(err, &missing) {
+		t.Errorf("a role that does not exist: %v, want NoSuchEntity", err)
+	}
+}
+
 // TestErrors: the SDK reads IAM's error codes and messages, and types
 // NoSuchEntity.
 func TestErrors(t *testing.T) {
@@ -229,7 +268,7 @@ func TestErrors(t *testing.T) {
 		{"action not served", func() error {
 			_, err := c.ListRoles(ctx, &iam.ListRolesInput{})
 			return err
-		}, "InvalidAction", "The action ListRoles is not valid for this web service (the emulator serves GetRole, ListAttachedRolePolicies)."},
+		}, "InvalidAction", "The action ListRoles is not valid for this web service (the emulator serves GetRole, ListAttachedRolePolicies, ListRolePolicies)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,31 +335,7 @@ func TestWire(t *testing.T) {
 // with --endpoint-url read the emulator's roles; the CLI decodes the trust
 // policy back to the configured document.
 func TestIntegrationAWSCLI(t *testing.T) {
-	awsCLI, err := exec.LookPath("aws")
-	if err != nil {
-		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
-	}
-	url := serve(t, config(t))
-	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DEFAULT_REGION=us-east-1",
-		"AWS_EC2_METADATA_DISABLED=true", "AWS_PAGER=",
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
-	run := func(args ...string) (string, string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, awsCLI, append([]string{"--endpoint-url", url, "--output", "json"}, args...)...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	run := awscli.Runner(t, serve(t, config(t)))
 	out, stderr, err := run("iam", "get-role", "--role-name", "ec2-only")
 	if err != nil {
 		t.Fatalf("aws iam get-role: %v\n%s", err, stderr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -177,6 +179,15 @@ func newScheduler(t *testing.T, cfg *clusterconfig.Config, seed uint64) (*Schedu
 		}
 		p.(*corev1.Pod).Spec.NodeName = b.Target.Name
 		return true, b, client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, b.Namespace)
+	})
+	// The fake clientset does not generate names, as the API server does.
+	generated := 0
+	client.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if e := a.(k8stesting.CreateAction).GetObject().(*corev1.Event); e.Name == "" && e.GenerateName != "" {
+			generated++
+			e.Name = e.GenerateName + strconv.Itoa(generated)
+		}
+		return false, nil, nil
 	})
 	s := &Scheduler{Client: client, Config: cfg, Settings: fargate.DefaultSettings(), Profiles: func() []fargate.Profile { return profiles }, Rand: rand.New(rand.NewPCG(seed, seed))}
 	s.used = nil
@@ -383,5 +394,96 @@ func TestBalancedSubnets(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}, counts); diff != "" {
 		t.Errorf("replicas per AZ (-want +got):\n%s", diff)
+	}
+}
+
+// TestImagePull: a pod whose image does not pull from its subnet (no NAT
+// route) or with its profile's role (no policy, an ECR image) is bound and
+// marked for KWOK's stages, with the kubelet's events; the others are not.
+func TestImagePull(t *testing.T) {
+	const (
+		ecr     = "111122223333.dkr.ecr.us-east-1.amazonaws.com/shop/web:1.2"
+		noRoute = `rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/%[1]s": failed to resolve reference "docker.io/library/%[1]s": failed to do request: Head "https://registry-1.docker.io/v2/library/%[2]s/manifests/%[3]s": dial tcp: i/o timeout`
+		denied  = `rpc error: code = Unknown desc = failed to pull and unpack image "` + ecr + `": failed to resolve reference "` + ecr + `": unexpected status from HEAD request to https://111122223333.dkr.ecr.us-east-1.amazonaws.com/v2/shop/web/manifests/1.2: 401 Unauthorized`
+	)
+	cfg := clusterconfig.Default()
+	cfg.Timings.FargatePodStart.Duration = 0
+	off := false
+	s3 := cfg.VPC.Subnets.Private["us-east-1c"]
+	s3.NAT = &off
+	cfg.VPC.Subnets.Private["us-east-1c"] = s3
+	cfg.IAM.Roles = []clusterconfig.Role{{Name: "bare"}}
+	tests := []struct {
+		name, subnet, role string
+		init, image        string
+		// failing is the container whose image does not pull, with the
+		// error; "" when the pod's images pull.
+		failing, err string
+	}{
+		{name: "NAT", subnet: "subnet-private1", image: "nginx:1.27"},
+		{name: "no NAT", subnet: "subnet-private3", image: "nginx:1.27", failing: "app", err: fmt.Sprintf(noRoute, "nginx:1.27", "nginx", "1.27")},
+		{name: "no NAT, an init container first", subnet: "subnet-private3", init: "busybox", image: "nginx",
+			failing: "init", err: fmt.Sprintf(noRoute, "busybox:latest", "busybox", "latest")},
+		{name: "ECR with the policy", subnet: "subnet-private1", image: ecr},
+		{name: "ECR without a policy", subnet: "subnet-private1", role: "bare", image: ecr, failing: "app", err: denied},
+		{name: "Docker Hub without a policy", subnet: "subnet-private1", role: "bare", image: "nginx"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, client := newScheduler(t, cfg, uint64(i))
+			s.Foundation = cfg.Foundation()
+			role := cfg.RoleARN(clusterconfig.DefaultPodExecutionRole)
+			if tt.role != "" {
+				role = cfg.RoleARN(tt.role)
+			}
+			s.Profiles = func() []fargate.Profile {
+				return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{tt.subnet}, PodExecutionRoleARN: role}}
+			}
+			ctx := context.Background()
+			key := createPod(t, client, "web", "apps", func(s *corev1.PodSpec) {
+				s.Containers[0].Name, s.Containers[0].Image = "app", tt.image
+				if tt.init != "" {
+					s.InitContainers = []corev1.Container{{Name: "init", Image: tt.init}}
+				}
+			})
+			if err := s.schedule(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := client.CoreV1().Pods("apps").Get(ctx, "web", metav1.GetOptions{})
+			if p.Spec.NodeName == "" {
+				t.Fatal("the pod is not bound")
+			}
+			got := map[string]string{}
+			for _, k := range []string{ImagePullContainerAnnotation, ImagePullErrorAnnotation} {
+				if v, ok := p.Annotations[k]; ok {
+					got[k] = v
+				}
+			}
+			var want map[string]string
+			var events []string
+			if tt.failing != "" {
+				want = map[string]string{ImagePullContainerAnnotation: tt.failing, ImagePullErrorAnnotation: tt.err}
+				image := tt.image
+				if tt.init != "" {
+					image = tt.init
+				}
+				events = []string{"Normal Pulling: Pulling image \"" + image + "\"", "Warning Failed: Failed to pull image \"" + image + "\": " + tt.err,
+					"Warning Failed: Error: ErrImagePull", "Normal BackOff: Back-off pulling image \"" + image + "\"", "Warning Failed: Error: ImagePullBackOff"}
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			evs, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
+			var recorded []string
+			for _, e := range evs.Items {
+				if e.Source.Component != "kubelet" || e.Source.Host != p.Spec.NodeName {
+					t.Errorf("event %s from %+v", e.Reason, e.Source)
+				}
+				recorded = append(recorded, e.Type+" "+e.Reason+": "+e.Message)
+			}
+			if diff := cmp.Diff(events, recorded, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 )
 
 // KwokNodeAnnotation hands a node to KWOK, which keeps it Ready and runs
@@ -47,6 +49,10 @@ type Scheduler struct {
 	// DNSHostnames returns whether the VPC gives DNS hostnames (without,
 	// every new Fargate node is fargate-null); nil: Config's.
 	DNSHostnames func() bool
+	// Foundation is what surrounds the cluster: a pod whose image does not
+	// pull from its subnet, or with its profile's pod execution role, does
+	// not start (foundation.Foundation.Pull). nil: every image pulls.
+	Foundation *foundation.Foundation
 	// Rand picks subnets and addresses; seed it for repeatable runs.
 	Rand *rand.Rand
 
@@ -191,7 +197,12 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 			return nil
 		}
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{fargate.CapacityProvisionedAnnotation: size.Provisioned.String()}}})
+	annotations := map[string]string{fargate.CapacityProvisionedAnnotation: size.Provisioned.String()}
+	pull := s.imagePull(pod, d.Profile, subnet)
+	if pull != nil {
+		maps.Copy(annotations, pull.annotations())
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if _, err := s.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("annotating the pod: %w", err)
 	}
@@ -200,6 +211,12 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return fmt.Errorf("binding the pod to %s: %w", node.Name, err)
 	}
 	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", node.Name, "az", az, "size", size.Provisioned.String())
+	if pull != nil {
+		// Bound, the pod is not scheduled again: its events are recorded once.
+		if err := s.pullEvents(ctx, pod, node.Name, pull); err != nil {
+			slog.Warn("recording the image pull failure", "pod", key.String(), "err", err)
+		}
+	}
 	return nil
 }
 
@@ -399,14 +416,19 @@ func (s *Scheduler) releaseNode(ctx context.Context, name string) {
 // event records a FailedScheduling Warning event from fargate-scheduler on
 // the pod, which stays Pending.
 func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) error {
+	return s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeWarning, "FailedScheduling", message)
+}
+
+// record records an event about the pod.
+func (s *Scheduler) record(ctx context.Context, pod *corev1.Pod, source corev1.EventSource, typ, reason, message string) error {
 	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
-		Reason:         "FailedScheduling",
+		Reason:         reason,
 		Message:        message,
-		Type:           corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: fargate.SchedulerName},
+		Type:           typ,
+		Source:         source,
 		FirstTimestamp: now,
 		LastTimestamp:  now,
 		Count:          1,

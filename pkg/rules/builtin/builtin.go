@@ -62,6 +62,7 @@ func Rules() []*rules.Rule {
 		clustersetup.RolePolicy,
 		clustersetup.KubeSystemCapacity,
 		clustersetup.NoCapacity,
+		clustersetup.ImageOutsideECR,
 		deprecation.RemovedAPI,
 		deprecation.DeprecatedAPI,
 	}

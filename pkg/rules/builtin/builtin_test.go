@@ -73,17 +73,19 @@ func TestRules(t *testing.T) {
 					if f.Message == "" {
 						t.Errorf("%s:%d: empty message", path, f.Source.Line)
 					}
+					key := fmt.Sprintf("%s:%d", r.ID, f.Source.Line)
 					if f.Source.File != path { // a resource of the fixture's foundation file
 						gotObjects = append(gotObjects, f.Object.String())
-						continue
+						key = r.ID + " " + f.Object.String()
+					} else {
+						got = append(got, f.Source.Line)
 					}
-					got = append(got, f.Source.Line)
-					want, ok := fx.Severities[fmt.Sprintf("%s:%d", r.ID, f.Source.Line)]
+					want, ok := fx.Severities[key]
 					if !ok {
 						want = r.Severity
 					}
 					if f.Severity != want {
-						t.Errorf("%s:%d: %s is a %s, want a %s", path, f.Source.Line, r.ID, f.Severity, want)
+						t.Errorf("%s: %s on %s is a %s, want a %s", path, r.ID, key, f.Severity, want)
 					}
 				}
 				if diff := cmp.Diff(fx.WantObjects[r.ID], gotObjects, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {

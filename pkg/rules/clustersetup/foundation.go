@@ -5,8 +5,11 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -159,19 +162,23 @@ var RolePolicy = &rules.Rule{
 	Summary: "The pod execution role lacks AmazonEKSFargatePodExecutionRolePolicy: images from Amazon ECR do not pull.",
 	Doc: "Fargate pulls the pods' images from Amazon ECR with the pod execution role, EKS's own images (CoreDNS) " +
 		"included. The AWS managed policy `AmazonEKSFargatePodExecutionRolePolicy` grants that. A blocker when the role " +
-		"has no managed policy at all; a warning when it has others, which may grant the same permissions.",
+		"has no policy at all; a warning when it has others, managed or inline, which may grant the same permissions " +
+		"(fargatekit does not read their documents).",
 	Remediation: "Attach `arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy` (Terraform: an " +
 		"aws_iam_role_policy_attachment; CloudFormation: `ManagedPolicyArns`; live: `aws iam attach-role-policy`).",
 	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
 		return eachRole(ctx.Foundation, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
-			if !r.PoliciesKnown || slices.ContainsFunc(r.Policies, func(arn string) bool { return strings.HasSuffix(arn, ":policy/"+foundation.PodExecutionPolicy) }) {
+			if !r.PoliciesKnown || r.HasPodExecutionPolicy() {
 				return nil
 			}
 			fd := at(r.Origin, "pod execution role %s of Fargate profile %s has no %s: Fargate cannot pull images from Amazon ECR",
 				r.Name, strings.Join(profiles, ", "), foundation.PodExecutionPolicy)
-			if len(r.Policies) > 0 {
-				fd.Severity = rules.Warning
-				fd.Message += " unless one of " + strings.Join(r.Policies, ", ") + " allows it"
+			switch others := r.OtherPolicies(); len(others) {
+			case 0:
+			case 1:
+				fd.Severity, fd.Message = rules.Warning, fd.Message+" unless "+others[0]+" allows it"
+			default:
+				fd.Severity, fd.Message = rules.Warning, fd.Message+" unless one of "+strings.Join(others, ", ")+" allows it"
 			}
 			return []rules.Finding{fd}
 		})
@@ -235,6 +242,51 @@ var NoCapacity = &rules.Rule{
 	},
 }
 
+// ImageOutsideECR flags images that do not pull from the subnets of the
+// workload's profile that reach only Amazon ECR.
+var ImageOutsideECR = &rules.Rule{
+	ID: "FG062", Name: "image-outside-ecr", Category: rules.CategoryConfig, Severity: rules.Blocker,
+	Summary: "The image is not in a private Amazon ECR registry, and the Fargate profile's subnets reach only ECR (VPC endpoints, no NAT route): the pods never start.",
+	Doc: "A private subnet without a default route out reaches Amazon ECR through the `ecr.api`, `ecr.dkr` and `s3` VPC " +
+		"endpoints, and no other registry: an image on Docker Hub, Quay, GitHub's registry or ECR Public (`public.ecr.aws`) " +
+		"does not pull, and the pod waits in `ImagePullBackOff`. eksctl builds fully private clusters " +
+		"(`privateCluster.enabled`) so. Judged on the subnets of the profile that takes the workload; when only some of " +
+		"them lack a NAT route, the pods fargate-scheduler places there never start.",
+	Remediation: "Push the image to a private ECR repository, or let ECR fetch it (a pull-through cache rule serves Docker " +
+		"Hub, Quay, GitHub's registry and ECR Public images through the same endpoints) and use that reference; or give the " +
+		"subnets a NAT route.",
+	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		f := ctx.Foundation
+		if f == nil {
+			return nil
+		}
+		p, ok := f.ProfileByName(w.Placement.Profile)
+		if !ok {
+			return nil
+		}
+		var out []rules.Finding
+		for _, c := range obj.Pod.Containers() {
+			var only []string
+			for _, s := range p.Subnets {
+				if f.Pull(s, p.PodExecutionRoleARN, c.Image) == foundation.PullOnlyECR {
+					only = append(only, s)
+				}
+			}
+			if len(only) == 0 {
+				continue
+			}
+			where := "the subnets of Fargate profile " + p.Name + " reach"
+			if len(only) < len(p.Subnets) {
+				where = "subnet " + strings.Join(only, ", ") + " of Fargate profile " + p.Name + " reaches"
+			}
+			out = append(out, rules.At(obj, c.Path(obj.Pod, "image"),
+				"image %s of container %q is not in a private Amazon ECR registry, and %s only ECR (VPC endpoints, no NAT route): pods placed there never start",
+				c.Image, c.Name, where))
+		}
+		return out
+	}),
+}
+
 func at(o foundation.Origin, format string, args ...any) rules.Finding {
 	return rules.Finding{Object: o.Ref, Source: o.Source, Message: fmt.Sprintf(format, args...)}
 }
@@ -256,16 +308,12 @@ func clusterName(f *foundation.Foundation) string {
 	return f.Cluster.Name
 }
 
+// labelsText writes a pod's labels as a selector would name them.
 func labelsText(l map[string]string) string {
 	if len(l) == 0 {
 		return "(none)"
 	}
-	var parts []string
-	for k, v := range l {
-		parts = append(parts, k+"="+v)
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ",")
+	return labels.Set(l).String()
 }
 
 // clusterVPCs are the VPCs the cluster uses: its own when known, else those
