@@ -165,9 +165,17 @@ func (c *cluster) emulator(verb string) string {
 	return string(out)
 }
 
-// eventually polls check until it returns nil or the timeout passes.
+// patience stretches the waits of eventually: under `make test` the
+// control plane shares two cores with the race-detected tests of the other
+// packages, and what takes seconds alone has taken over a minute there. A
+// test that passes waits no longer for it.
+const patience = 3
+
+// eventually polls check until it returns nil or timeout (times patience)
+// passes.
 func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
+	timeout *= patience
 	deadline := time.Now().Add(timeout)
 	var err error
 	for time.Now().Before(deadline) {
