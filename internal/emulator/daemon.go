@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -206,7 +207,11 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	hook := &placement.Webhook{Profiles: store.Active}
 	mux := http.NewServeMux()
-	mux.Handle(placement.WebhookPath, hook)
+	var reviews atomic.Int64 // the admission reviews the webhook got
+	mux.Handle(placement.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reviews.Add(1)
+		hook.ServeHTTP(w, r)
+	}))
 	ec2, err := ec2api.NewServer(o.Config, o.StateDir, nil)
 	if err != nil {
 		return err
@@ -217,7 +222,6 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
 	}
 	errs := make(chan error, 4)
-	go func() { errs <- servers[0].Serve(eksLn) }()
 	go func() { errs <- servers[1].ServeTLS(hookLn, "", "") }()
 	defer func() {
 		for _, s := range servers {
@@ -236,6 +240,10 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err := admission.Register(ctx, client, placement.Configuration(url, certPEM)); err != nil {
 		return fmt.Errorf("registering the Fargate webhook: %w", err)
 	}
+	webhookCalled(ctx, client, &reviews)
+	// The AWS endpoint answers last: `up` waits for it, and a pod created
+	// after that goes through the webhook.
+	go func() { errs <- servers[0].Serve(eksLn) }()
 	// Deleting a profile stops its pods, as EKS does.
 	store.OnChange(func(name, from, to string) {
 		if to != fargate.StatusDeleting {
@@ -409,4 +417,27 @@ func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
 		return nil, nil, fmt.Errorf("saving the webhook key: %w", err)
 	}
 	return certPEM, keyPEM, nil
+}
+
+// webhookCalled waits, a minute at most, until the API server calls the
+// Fargate webhook on pod creation: it takes a new webhook configuration up
+// a moment after it is written, and a pod created before, which the
+// webhook's Ignore policy lets through, would never go to Fargate. It
+// creates a pod in dry-run until reviews grows.
+func webhookCalled(ctx context.Context, client kubernetes.Interface, reviews *atomic.Int64) {
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "fargatekit-webhook-probe", Namespace: metav1.NamespaceDefault},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "probe"}}},
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		before := reviews.Load()
+		_, err := client.CoreV1().Pods(probe.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if reviews.Load() > before {
+			return
+		}
+		slog.Debug("the Fargate webhook is not called yet", "err", err)
+		time.Sleep(200 * time.Millisecond)
+	}
+	slog.Warn("the API server did not call the Fargate webhook within a minute: pods created now may not go to Fargate")
 }

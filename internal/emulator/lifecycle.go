@@ -304,7 +304,7 @@ func (o *Options) startDaemon() error {
 		o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", pid)
 		return nil
 	}
-	return StartDetached(context.Background(), "the emulator daemon", o.Self, args, nil, o.logFile(), started, o.daemonAnswers, 20*time.Second)
+	return StartDetached(context.Background(), "the emulator daemon", o.Self, args, nil, o.logFile(), started, o.daemonAnswers, 90*time.Second)
 }
 
 // daemonAnswers reports whether this emulator's EKS API answers on its
