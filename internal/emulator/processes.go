@@ -100,9 +100,10 @@ func Processes(dir string) ([]Process, error) {
 }
 
 // component names what a command line runs; "" for anything else (an
-// editor or a `tail` of the daemon's log is no component).
+// editor or a `tail` of the daemon's log is no component, nor a binary of
+// the control plane asked its `--version`, as the daemon does).
 func component(args []string) string {
-	if len(args) == 0 {
+	if len(args) == 0 || (len(args) == 2 && args[1] == "--version") {
 		return ""
 	}
 	base := filepath.Base(args[0])

@@ -64,6 +64,7 @@ func TestProcessMatching(t *testing.T) {
 		{[]string{"/bin/fargatekit", "emulator", "serve", "--state-dir", "/tmp/fk"}, "daemon", true},
 		{[]string{"/bin/fargatekit", "emulator", "status", "--state-dir", "/tmp/fk"}, "", true},
 		{[]string{"tail", "-f", "/tmp/fk/daemon.log"}, "", true},
+		{[]string{"/tmp/fk/kwok/clusters/shop/bin/kube-apiserver", "--version"}, "", true},
 		{[]string{"/tmp/fk-other/bin/etcd", "--data-dir=/tmp/fk-other/etcd"}, "etcd", false},
 	} {
 		if got := component(tc.args); got != tc.component {
