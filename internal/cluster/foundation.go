@@ -58,7 +58,11 @@ func (e *EKS) Foundation(ctx context.Context, d Description, profiles []fargate.
 			}
 			for _, s := range page.Subnets {
 				id := aws.ToString(s.SubnetId)
-				f.Subnets = append(f.Subnets, foundation.Subnet{Origin: awsOrigin("Subnet", id), ID: id, VPC: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone)})
+				var free *int
+				if s.AvailableIpAddressCount != nil {
+					free = aws.Int(int(*s.AvailableIpAddressCount))
+				}
+				f.Subnets = append(f.Subnets, foundation.Subnet{Origin: awsOrigin("Subnet", id), ID: id, VPC: aws.ToString(s.VpcId), AZ: aws.ToString(s.AvailabilityZone), Free: free})
 			}
 		}
 	}

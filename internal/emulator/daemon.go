@@ -163,6 +163,9 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig %s: %w", o.Kubeconfig, err)
 	}
+	// client-go's default of 5 requests a second would make placing a pod
+	// (five requests or so) take a second.
+	restCfg.QPS, restCfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return fmt.Errorf("connecting to the control plane: %w", err)
@@ -205,7 +208,21 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return fmt.Errorf("loading the webhook certificate: %w", err)
 	}
-	hook := &placement.Webhook{Profiles: store.Active}
+	// Each Fargate pod takes an address of its subnet, which
+	// fargate-scheduler gives and EC2's DescribeSubnets counts.
+	addresses, err := placement.NewAddresses(o.Config.SubnetCIDRs())
+	if err != nil {
+		return fmt.Errorf("the VPC's subnets: %w", err)
+	}
+	logging := func(ctx context.Context) fargate.Logging {
+		l, err := placement.ReadLogging(ctx, client, o.Settings)
+		if err != nil {
+			slog.Warn("deciding a Fargate pod's logging", "err", err)
+			return fargate.LoggingNotFound
+		}
+		return l
+	}
+	hook := &placement.Webhook{Profiles: store.Active, Logging: func() fargate.Logging { return logging(ctx) }}
 	mux := http.NewServeMux()
 	var reviews atomic.Int64 // the admission reviews the webhook got
 	mux.Handle(placement.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -216,6 +233,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return err
 	}
+	ec2.FreeAddresses = addresses.Free
 	awsAPI := awsEndpoint(api.Handler(), ec2, iam)
 	servers := []*http.Server{
 		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
@@ -268,8 +286,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	sched := &placement.Scheduler{
 		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
-		Foundation: o.Config.Foundation(),
-		Rand:       rand.New(rand.NewPCG(seed, seed)),
+		Foundation: o.Config.Foundation(), Addresses: addresses, Logging: logging,
+		Rand: rand.New(rand.NewPCG(seed, seed)),
 	}
 	go func() { errs <- sched.Run(ctx) }()
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)

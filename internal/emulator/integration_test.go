@@ -304,14 +304,15 @@ func (c *cluster) deleteProfile(name string) {
 	}
 }
 
-// warning returns the message of fargate-scheduler's Warning event on a pod of app.
+// warning returns the message of fargate-scheduler's FailedScheduling event
+// on a pod of app.
 func (c *cluster) warning(ns, app string) (string, error) {
 	evs, err := c.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", err
 	}
 	for _, e := range evs.Items {
-		if e.Source.Component == "fargate-scheduler" && e.Type == corev1.EventTypeWarning && strings.HasPrefix(e.InvolvedObject.Name, app) {
+		if e.Source.Component == "fargate-scheduler" && e.Reason == "FailedScheduling" && strings.HasPrefix(e.InvolvedObject.Name, app) {
 			return e.Message, nil
 		}
 	}

@@ -48,6 +48,11 @@ type File struct {
 	// pod's topology.kubernetes.io/zone node selector names (default false:
 	// ignored, like affinity; unconfirmed on AWS).
 	HonourZoneSelector bool `json:"honourZoneSelector"`
+	// InvalidLogging is what a Fargate pod's logging becomes when it is
+	// created while the aws-logging ConfigMap is invalid: disabled (the
+	// default, with a LoggingDisabled event naming the problem) or enabled
+	// (logs lost silently); unconfirmed on AWS.
+	InvalidLogging string `json:"invalidLogging"`
 	// Limits override EKS's quotas on profiles, raised on request on AWS.
 	Limits *LimitsFile `json:"limits"`
 	// Upgrade says what EKS refuses before a control-plane version update,
@@ -150,6 +155,11 @@ func Parse(data []byte) (*Settings, error) {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))
 	} else {
 		s.Fargate.AZChoice = c
+	}
+	if l, err := fargate.ParseInvalidLogging(f.InvalidLogging); err != nil {
+		errs = append(errs, fmt.Errorf("invalidLogging: %w", err))
+	} else {
+		s.Fargate.InvalidLogging = l
 	}
 	if u := f.Upgrade; u != nil {
 		// refuse sets *to from value: "refuse" (or unset, the default) or "allow".

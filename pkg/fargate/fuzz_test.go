@@ -116,3 +116,19 @@ func FuzzSelector(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoggingProblems: any ConfigMap content is judged without a panic, and
+// every problem names a key of the data or none.
+func FuzzLoggingProblems(f *testing.F) {
+	f.Add("output.conf", "[OUTPUT]\n    Name cloudwatch_logs\n    Match *\n", "filters.conf", "[FILTER]\n Name grep\n")
+	f.Add("flb_log_cw", "yes", "parsers.conf", "[PARSER]\n Name ${X}\n")
+	f.Add("output.conf", "Kube_URL x\n[output]\n", "x", "")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		data := map[string]string{k1: v1, k2: v2}
+		for _, p := range LoggingProblems(data) {
+			if _, ok := data[p.Key]; p.Key != "" && !ok || p.Message == "" {
+				t.Errorf("problem %+v of %v", p, data)
+			}
+		}
+	})
+}

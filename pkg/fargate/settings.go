@@ -31,6 +31,10 @@ type Settings struct {
 	HonourZoneSelector bool
 	// Limits are EKS's quotas on profiles.
 	Limits Limits
+	// InvalidLogging is what EKS does with the logging of a pod created
+	// while the aws-logging ConfigMap is invalid (unconfirmed; "" is
+	// InvalidLoggingDisabled).
+	InvalidLogging InvalidLogging
 }
 
 // DefaultAllowedCapabilities are the capabilities assumed accepted when no
@@ -40,7 +44,7 @@ var DefaultAllowedCapabilities = []string{"NET_BIND_SERVICE"}
 
 // DefaultSettings are the settings without a .fargatekit.yaml.
 func DefaultSettings() Settings {
-	return Settings{AZChoice: AZUniform, Limits: DefaultLimits}
+	return Settings{AZChoice: AZUniform, Limits: DefaultLimits, InvalidLogging: InvalidLoggingDisabled}
 }
 
 // Allows reports whether adding the capability is accepted; capabilities

@@ -65,6 +65,9 @@ type VPC struct {
 type Subnet struct {
 	Origin
 	ID, VPC, AZ string
+	// Free is how many of its addresses are free (EC2's
+	// AvailableIpAddressCount); nil when not known.
+	Free *int `json:",omitempty"`
 }
 
 // RouteTable is a route table with its routes.

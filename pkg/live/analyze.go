@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -26,6 +28,9 @@ type Options struct {
 	StuckAfter time.Duration
 	// Price prices the pods' CapacityProvisioned sizes.
 	Price fargate.Price
+	// SubnetHeadroom is how many free addresses every profile's subnets
+	// must keep (LV011); 0: what its workloads may need.
+	SubnetHeadroom int
 }
 
 // DefaultStuckAfter is how long a pod may be Terminating by default.
@@ -88,6 +93,7 @@ func Analyze(s *Snapshot, o Options) *Result {
 	if len(s.Unread) == 0 {
 		fs = append(fs, v.nodeKubelets()...)
 		fs = append(fs, v.nullNodes()...)
+		fs = append(fs, v.subnetHeadroom(o.SubnetHeadroom)...)
 	}
 	for i := range fs {
 		if fs[i].Severity == 0 {
@@ -498,4 +504,90 @@ func plural(n int, one string, other ...string) string {
 		return fmt.Sprintf("%d %s", n, other[0])
 	}
 	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// subnetHeadroom: the ACTIVE profiles whose subnets have fewer free
+// addresses than headroom, or than their workloads may need.
+func (v *view) subnetHeadroom(headroom int) []rules.Finding {
+	if v.Foundation == nil {
+		return nil
+	}
+	free := map[string]int{}
+	for _, sn := range v.Foundation.Subnets {
+		if sn.Free != nil {
+			free[sn.ID] = *sn.Free
+		}
+	}
+	need := map[string]int{}         // by profile
+	needers := map[string][]string{} // the workloads that need addresses, by profile
+	if headroom == 0 {
+		for _, w := range v.workloads {
+			pt := w.Object.Pod
+			if pt == nil || pt.Replicas == 0 {
+				continue
+			}
+			where := fargate.Place(v.active, w.Namespace(), &pt.Template)
+			if !where.Fargate {
+				continue
+			}
+			running := 0
+			for _, p := range w.Pods {
+				if Alive(p) && v.onFargate(p) {
+					running++
+				}
+			}
+			n := max(pt.Replicas-running, 0) + surge(w.Object, pt.Replicas)
+			if n > 0 {
+				need[where.Profile] += n
+				needers[where.Profile] = append(needers[where.Profile], fmt.Sprintf("%s %s/%s %d", w.Object.Ref.Kind, w.Namespace(), w.Object.Ref.Name, n))
+			}
+		}
+	}
+	var out []rules.Finding
+	for _, p := range v.active {
+		total, known := 0, true
+		var parts []string
+		for _, id := range p.Subnets {
+			n, ok := free[id]
+			known = known && ok
+			total += n
+			parts = append(parts, fmt.Sprintf("%s %d", id, n))
+		}
+		want := cmp.Or(headroom, need[p.Name])
+		if !known || len(p.Subnets) == 0 || total >= want {
+			continue
+		}
+		why := fmt.Sprintf("the %d of --subnet-headroom", want)
+		if headroom == 0 {
+			why = fmt.Sprintf("the %d its workloads may need: %s (replicas not yet on Fargate, and rollout surge)", want, strings.Join(needers[p.Name], ", "))
+		}
+		ref := object.Ref{APIVersion: "aws", Kind: "FargateProfile", Name: p.Name}
+		out = append(out, finding(SubnetHeadroom, ref, "", "the subnets of profile %s have %s (%s), fewer than %s",
+			p.Name, plural(total, "free address", "free addresses"), strings.Join(parts, ", "), why))
+	}
+	return out
+}
+
+// surge is how many pods a rollout of the workload adds beyond its
+// replicas: a Deployment's maxSurge (25% by default, rounded up); a
+// Rollout's is taken as 25%, other workloads replace pods in place.
+func surge(o *object.Object, replicas int) int {
+	pct := intstr.FromString("25%")
+	switch t := o.Typed.(type) {
+	case *appsv1.Deployment:
+		if t.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+			return 0
+		}
+		if ru := t.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxSurge != nil {
+			pct = *ru.MaxSurge
+		}
+	case *object.Rollout:
+	default:
+		return 0
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&pct, replicas, true)
+	if err != nil {
+		return 0
+	}
+	return n
 }

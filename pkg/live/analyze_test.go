@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -696,4 +698,40 @@ func TestAnalyzeUnread(t *testing.T) {
 	if len(res.Findings) != 0 || len(res.Workloads) != 1 || res.Workloads[0].Pending != 1 {
 		t.Errorf("with the nodes unread: findings %v, workloads %+v", res.Findings, res.Workloads)
 	}
+}
+
+// TestSubnetHeadroom: a profile whose subnets have fewer free addresses
+// than its workloads may need (replicas not on Fargate yet, and a rollout's
+// surge) or than --subnet-headroom asks.
+func TestSubnetHeadroom(t *testing.T) {
+	replicas := int32(4)
+	dep := object.FromTyped(&appsv1.Deployment{ObjectMeta: meta("shop", "web", nil),
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: template(map[string]string{"app": "web"})}}, "apps/v1", "Deployment", object.Source{})
+	rs := replicaSet("shop", "web-7d4b9", dep)
+	recreate := object.FromTyped(&appsv1.Deployment{ObjectMeta: meta("shop", "web", nil),
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: template(map[string]string{"app": "web"}),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}}}, "apps/v1", "Deployment", object.Source{})
+	recreateRS := replicaSet("shop", "web-7d4b9", recreate)
+	shop := active("shop", "shop")
+	shop.Subnets = []string{"subnet-a", "subnet-b"}
+	// Two of four replicas run on Fargate: two more, and a surge of one
+	// (25% of 4), need three addresses.
+	withFree := func(a, b int, owners ...*object.Object) *live.Snapshot {
+		pods := []corev1.Pod{webPod(owners[1], "web-1", onFargate(fgA, "shop")), webPod(owners[1], "web-2", onFargate(fgB, "shop"))}
+		s := snap([]fargate.Profile{shop}, fgNodes(), pods, owners...)
+		s.Foundation = &foundation.Foundation{Subnets: []foundation.Subnet{{ID: "subnet-a", Free: &a}, {ID: "subnet-b", Free: &b}}}
+		return s
+	}
+	profileRef := object.Ref{APIVersion: "aws", Kind: "FargateProfile", Name: "shop"}
+	unknown := withFree(0, 0, dep, rs)
+	unknown.Foundation.Subnets[1].Free = nil
+	runRule(t, live.SubnetHeadroom, []ruleCase{
+		{name: "two free, three needed", snap: withFree(1, 1, dep, rs),
+			want: []want{{object: profileRef, contains: []string{"have 2 free addresses (subnet-a 1, subnet-b 1), fewer than the 3 its workloads may need: Deployment shop/web 3"}}}},
+		{name: "near miss: three free", snap: withFree(3, 0, dep, rs)},
+		{name: "near miss: Recreate adds no surge, two free", snap: withFree(1, 1, recreate, recreateRS)},
+		{name: "the headroom asked for", snap: withFree(3, 0, dep, rs), opts: live.Options{SubnetHeadroom: 10},
+			want: []want{{object: profileRef, contains: []string{"have 3 free addresses (subnet-a 3, subnet-b 0), fewer than the 10 of --subnet-headroom"}}}},
+		{name: "near miss: a subnet's count unknown", snap: unknown},
+	})
 }

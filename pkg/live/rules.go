@@ -90,7 +90,20 @@ var (
 			"or in-place resizing), the bill follows the annotation, not the requests.",
 		Remediation: "Restart the workload so that its pods are sized by their requests now.",
 	}
+	SubnetHeadroom = &rules.Rule{
+		ID: "LV011", Name: "subnet-headroom", Category: rules.CategoryAvailability, Severity: rules.Warning,
+		Summary: "A Fargate profile's subnets have fewer free addresses than its workloads may need.",
+		Doc: "Every Fargate pod has a network interface of its own, which takes an address of the subnet " +
+			"fargate-scheduler picks (AWS keeps five per subnet: a /24 holds 251 Fargate pods). When no subnet of the " +
+			"profile has a free address, new pods stay Pending with a fargate-scheduler event (LV003 quotes it) until " +
+			"one frees. The headroom a profile needs is, over the workloads it matches, the replicas not running on " +
+			"Fargate yet plus the pods a rollout adds (a Deployment's or Rollout's maxSurge, 25% by default), or the " +
+			"number given with --subnet-headroom. The free addresses are EC2's AvailableIpAddressCount, which counts " +
+			"what else uses the subnets too; a subnet shared by several profiles counts for each.",
+		Remediation: "Add a larger subnet to the profile (a new profile with it, since profiles are immutable, then " +
+			"delete the old one: `fargatekit plan` checks the order), or free addresses in the subnets.",
+	}
 )
 
 // Rules lists the findings of scan about what runs, in documentation order.
-var Rules = []*rules.Rule{Drift, ProfileGone, Refused, Unplaced, AZSkew, KubeletSkew, Stuck, NullNode, KeptOffFargate, Billed}
+var Rules = []*rules.Rule{Drift, ProfileGone, Refused, Unplaced, AZSkew, KubeletSkew, Stuck, NullNode, KeptOffFargate, Billed, SubnetHeadroom}

@@ -33,8 +33,11 @@ type Flags struct {
 	Target        cluster.Target
 	TargetVersion string
 	StuckAfter    time.Duration
-	Helm          bool
-	SettingsPath  string
+	// SubnetHeadroom is the free addresses every profile's subnets must keep
+	// (LV011); 0: what the profile's workloads may need.
+	SubnetHeadroom int
+	Helm           bool
+	SettingsPath   string
 }
 
 // AddTargetFlags registers the flags that say how to reach the cluster.
@@ -51,6 +54,7 @@ func (f *Flags) Add(fl *pflag.FlagSet) {
 	AddTargetFlags(fl, &f.Target)
 	fl.StringVar(&f.TargetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: the minor after the cluster's)")
 	fl.DurationVar(&f.StuckAfter, "stuck-after", live.DefaultStuckAfter, "how long a pod may be Terminating before it is reported stuck")
+	fl.IntVar(&f.SubnetHeadroom, "subnet-headroom", 0, "free addresses each Fargate profile's subnets must keep (LV011; default: what its workloads' missing replicas and rollout surge need)")
 	fl.BoolVar(&f.Helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
 	settings.AddFlag(fl, &f.SettingsPath)
 }
@@ -175,7 +179,7 @@ func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report
 	for _, e := range read.Errors {
 		rep.Errors = append(rep.Errors, manifest.Error{Message: e.Error()})
 	}
-	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price})
+	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: f.StuckAfter, Price: price, SubnetHeadroom: f.SubnetHeadroom})
 	rctx := &rules.Context{Namespace: "default", TargetVersion: target, Region: region, Price: price, Settings: set.Fargate,
 		Profiles: snap.ActiveProfiles(), Foundation: snap.Foundation}
 	if snap.Profiles == nil {

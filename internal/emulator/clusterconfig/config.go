@@ -3,6 +3,7 @@
 package clusterconfig
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,9 @@ type Config struct {
 	// FargateProfiles are ACTIVE when the emulator first starts.
 	FargateProfiles []Profile `json:"fargateProfiles"`
 	Timings         Timings   `json:"timings"`
+	// FargateScheduler is how fargate-scheduler behaves where AWS does not
+	// say.
+	FargateScheduler FargateScheduler `json:"fargateScheduler"`
 	// IAM is the account's IAM roles, which the emulator's IAM API serves.
 	IAM IAM `json:"iam"`
 	// Seed makes fargate-scheduler's random choices repeatable; 0 picks one.
@@ -263,6 +267,42 @@ type Timings struct {
 	NodegroupDrain Duration `json:"nodegroupDrain"`
 }
 
+// FargateScheduler is what fargate-scheduler does when no subnet of a pod's
+// profile has a free address for the pod's ENI: AWS documents neither its
+// event nor how soon an address frees.
+type FargateScheduler struct {
+	// SubnetFullMessage is its FailedScheduling event's message; {subnets}
+	// stands for the profile's subnets. Default DefaultSubnetFullMessage.
+	SubnetFullMessage string `json:"subnetFullMessage,omitempty"`
+	// AddressReleaseDelay is how long a pod's address stays taken after its
+	// node is gone (the ENI being deleted); the pods waiting for an address
+	// are placed as soon as it frees. Default DefaultAddressReleaseDelay.
+	AddressReleaseDelay *Duration `json:"addressReleaseDelay,omitempty"`
+}
+
+// DefaultAddressReleaseDelay is the default of
+// FargateScheduler.AddressReleaseDelay. It also lets KWOK see a node gone
+// before a node of the same name (at the same address) replaces it.
+const DefaultAddressReleaseDelay = 5 * time.Second
+
+// ReleaseDelay is FargateScheduler.AddressReleaseDelay, or its default.
+func (c *Config) ReleaseDelay() time.Duration {
+	if d := c.FargateScheduler.AddressReleaseDelay; d != nil {
+		return d.Duration
+	}
+	return DefaultAddressReleaseDelay
+}
+
+// DefaultSubnetFullMessage words the event after EC2's error for an ENI in a
+// full subnet (InsufficientFreeAddressesInSubnet); unconfirmed for Fargate.
+const DefaultSubnetFullMessage = "InsufficientFreeAddressesInSubnet: no free IP address for the pod's network interface in subnets {subnets}"
+
+// SubnetFullMessage is the event of a pod that found no free address in
+// subnets.
+func (c *Config) SubnetFullMessage(subnets []string) string {
+	return strings.ReplaceAll(cmp.Or(c.FargateScheduler.SubnetFullMessage, DefaultSubnetFullMessage), "{subnets}", strings.Join(subnets, ", "))
+}
+
 // Duration is a time.Duration written as "90s" or "3m".
 type Duration struct{ time.Duration }
 
@@ -313,6 +353,17 @@ func (c *Config) PrivateSubnetIDs() []string {
 	for _, az := range c.AvailabilityZones {
 		if s, ok := c.VPC.Subnets.Private[az]; ok {
 			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// SubnetCIDRs maps every subnet's ID, private and public, to its CIDR.
+func (c *Config) SubnetCIDRs() map[string]string {
+	out := map[string]string{}
+	for _, m := range []map[string]Subnet{c.VPC.Subnets.Private, c.VPC.Subnets.Public} {
+		for _, s := range m {
+			out[s.ID] = s.CIDR
 		}
 	}
 	return out
@@ -477,9 +528,12 @@ func (c *Config) Validate() error {
 				bad(field+".id", "is required")
 			}
 			p, err := netip.ParsePrefix(s.CIDR)
-			if err != nil {
+			switch {
+			case err != nil:
 				bad(field+".cidr", "%v", err)
-			} else if vpc.IsValid() && (!vpc.Contains(p.Addr()) || p.Bits() < vpc.Bits()) {
+			case !p.Addr().Is4() || p.Bits() < 16 || p.Bits() > 28:
+				bad(field+".cidr", "%s is not an IPv4 block from /16 to /28, as AWS requires of a subnet", s.CIDR)
+			case vpc.IsValid() && (!vpc.Contains(p.Addr()) || p.Bits() < vpc.Bits()):
 				bad(field+".cidr", "%s is not inside the VPC's %s", s.CIDR, c.VPC.CIDR)
 			}
 		}

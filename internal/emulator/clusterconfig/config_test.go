@@ -78,6 +78,7 @@ func TestParseErrors(t *testing.T) {
 		"timings: {profileCreate: soon}\n":                                                            "duration",
 		"colour: blue\n":                                                                              "unknown field",
 		"vpc: {cidr: 10.0.0.0/16, subnets: {private: {us-east-1a: {id: s, cidr: 192.168.0.0/24}}}}\n": "not inside the VPC",
+		"vpc: {subnets: {private: {us-east-1a: {id: s, cidr: 10.0.0.0/29}}}}\n":                       "10.0.0.0/29 is not an IPv4 block from /16 to /28",
 		"managedNodeGroups: [{name: ng, desiredCapacity: 3, maxSize: 2}]\n":                           "managedNodeGroups[0]: minSize 0, desiredCapacity 3 and maxSize 2 must be",
 		"managedNodeGroups: [{name: ng, kubeletVersion: '1.34', releaseVersion: 1.35.0-20261101}]\n":  `managedNodeGroups[0].releaseVersion: "1.35.0-20261101" is not an AMI release of Kubernetes 1.34`,
 		"managedNodeGroups: [{name: ng, releaseVersion: latest}]\n":                                   `managedNodeGroups[0].releaseVersion: "latest"`,
@@ -201,5 +202,25 @@ iam:
 	c.IAM.Roles = []Role{{Name: "amazoneksfargatepodexecutionrole"}}
 	if got := c.Roles(); len(got) != 1 {
 		t.Errorf("a role of the default's name (but for case) replaces it: %+v", got)
+	}
+}
+
+// TestFargateScheduler: the event names the profile's subnets, in the
+// default wording or the configuration's; an address release delay of 0s
+// is kept, not taken for unset.
+func TestFargateScheduler(t *testing.T) {
+	c := Default()
+	if got := c.SubnetFullMessage([]string{"subnet-a", "subnet-b"}); got != "InsufficientFreeAddressesInSubnet: no free IP address for the pod's network interface in subnets subnet-a, subnet-b" {
+		t.Errorf("default message %q", got)
+	}
+	if d := c.ReleaseDelay(); d != DefaultAddressReleaseDelay {
+		t.Errorf("default release delay %v", d)
+	}
+	c, err := Parse([]byte("fargateScheduler: {subnetFullMessage: 'full: {subnets}', addressReleaseDelay: 0s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SubnetFullMessage([]string{"subnet-a"}); got != "full: subnet-a" || c.ReleaseDelay() != 0 {
+		t.Errorf("configured message %q, release delay %v", got, c.ReleaseDelay())
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 )
 
 // APIVersion is the EC2 API version of the responses' namespace.
@@ -53,6 +53,10 @@ type Server struct {
 	log  *slog.Logger
 	api  awsquery.API
 	path string // the VPC attributes' state file; "" keeps them in memory
+	// FreeAddresses counts a subnet's free addresses (placement.Addresses,
+	// which fargate-scheduler takes from), reported as
+	// AvailableIpAddressCount.
+	FreeAddresses func(subnet string) (int, bool)
 
 	mu    sync.Mutex
 	attrs vpcAttributes
@@ -77,6 +81,11 @@ func NewServer(cfg *clusterconfig.Config, dir string, log *slog.Logger) (*Server
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, attrs: vpcAttributes{EnableDNSHostnames: cfg.DNSHostnames(), EnableDNSSupport: true}}
+	addresses, err := placement.NewAddresses(cfg.SubnetCIDRs()) // none taken, until the daemon shares the scheduler's
+	if err != nil {
+		return nil, fmt.Errorf("the VPC's subnets: %w", err)
+	}
+	s.FreeAddresses = addresses.Free
 	s.api = awsquery.API{
 		Name: "EC2", Log: log, ContentType: "text/xml;charset=UTF-8", ErrorDocument: errorDocument,
 		Actions: map[string]awsquery.Action{
@@ -270,6 +279,7 @@ func (s *Server) subnets() []subnet {
 			if !ok {
 				continue
 			}
+			free, _ := s.FreeAddresses(sn.ID)
 			role := "kubernetes.io/role/internal-elb"
 			if kind.public {
 				role = "kubernetes.io/role/elb"
@@ -281,7 +291,7 @@ func (s *Server) subnets() []subnet {
 				OwnerID:                 s.cfg.AccountID,
 				VpcID:                   s.cfg.VPC.ID,
 				CidrBlock:               sn.CIDR,
-				AvailableIPAddressCount: usable(sn.CIDR),
+				AvailableIPAddressCount: free,
 				AvailabilityZone:        az,
 				AvailabilityZoneID:      ZoneID(s.cfg.Metadata.Region, i),
 				MapPublicIPOnLaunch:     kind.public,
@@ -290,16 +300,6 @@ func (s *Server) subnets() []subnet {
 		}
 	}
 	return out
-}
-
-// usable is how many addresses of a subnet AWS lets instances use: all but
-// the first four and the last.
-func usable(cidr string) int {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil || p.Bits() > 28 {
-		return 0
-	}
-	return 1<<(32-p.Bits()) - 5
 }
 
 func (s *Server) describeSubnets(form url.Values, requestID string) (any, *apiError) {

@@ -13,15 +13,17 @@ var (
 	imagePullStages string
 	//go:embed image-pull-status.tmpl
 	imagePullStatus string
+	//go:embed fargate-pod-ready.yaml
+	fargatePodReady string
 )
 
 // Stages returns the emulator's KWOK stages, a YAML stream of Stage
-// documents: those of image-pull-stages.yaml, whose statusTemplate is
-// image-pull-status.tmpl.
+// documents: fargate-pod-ready.yaml's, and those of image-pull-stages.yaml,
+// whose statusTemplate is image-pull-status.tmpl.
 func Stages() []byte {
 	const indent = "      "
 	status := indent + strings.ReplaceAll(strings.TrimRight(imagePullStatus, "\n"), "\n", "\n"+indent)
-	return []byte(strings.ReplaceAll(imagePullStages, indent+"@STATUS@", status))
+	return []byte(fargatePodReady + "---\n" + strings.ReplaceAll(imagePullStages, indent+"@STATUS@", status))
 }
 
 // StatusTemplate returns the status template of the image-pull stages, as

@@ -13,12 +13,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestStages: the stream holds the two stages, each with the status
-// template, indented as YAML wants it.
-func TestStages(t *testing.T) {
-	docs := strings.Split(string(Stages()), "\n---\n")
-	var names []string
-	for _, doc := range docs {
+// stages reads the stream of Stages: each stage's name (Kind/name), weight
+// and status template.
+func stages(t *testing.T) (names []string, weights map[string]int, templates map[string]string) {
+	t.Helper()
+	weights, templates = map[string]int{}, map[string]string{}
+	for _, doc := range strings.Split(string(Stages()), "\n---\n") {
 		var s struct {
 			Kind     string
 			Metadata struct{ Name string }
@@ -31,18 +31,60 @@ func TestStages(t *testing.T) {
 			t.Fatalf("%v\n%s", err, doc)
 		}
 		names = append(names, s.Kind+"/"+s.Metadata.Name)
-		if s.Spec.Weight != 1 || strings.TrimSpace(s.Spec.Next.StatusTemplate) != strings.TrimSpace(StatusTemplate()) {
-			t.Errorf("%s: weight %d, status template:\n%s", s.Metadata.Name, s.Spec.Weight, s.Spec.Next.StatusTemplate)
+		weights[s.Metadata.Name], templates[s.Metadata.Name] = s.Spec.Weight, s.Spec.Next.StatusTemplate
+	}
+	return names, weights, templates
+}
+
+// TestStages: the stream holds the three stages, each of weight 1 (KWOK's
+// own have 0), the image-pull ones with the status template, indented as
+// YAML wants it.
+func TestStages(t *testing.T) {
+	names, weights, templates := stages(t)
+	if diff := cmp.Diff([]string{"Stage/fargatekit-fargate-pod-ready", "Stage/fargatekit-image-pull-error", "Stage/fargatekit-image-pull-backoff"}, names); diff != "" {
+		t.Errorf("stages (-want +got):\n%s", diff)
+	}
+	for name, w := range weights {
+		if w != 1 {
+			t.Errorf("%s: weight %d", name, w)
 		}
 	}
-	if diff := cmp.Diff([]string{"Stage/fargatekit-image-pull-error", "Stage/fargatekit-image-pull-backoff"}, names); diff != "" {
-		t.Errorf("stages (-want +got):\n%s", diff)
+	for _, name := range []string{"fargatekit-image-pull-error", "fargatekit-image-pull-backoff"} {
+		if strings.TrimSpace(templates[name]) != strings.TrimSpace(StatusTemplate()) {
+			t.Errorf("%s: status template:\n%s", name, templates[name])
+		}
 	}
 }
 
-// render renders the status template against pod as KWOK does: the object
-// as JSON, KWOK's Quote, and its address functions (here fixed addresses).
-func render(t *testing.T, pod *corev1.Pod) corev1.PodStatus {
+// TestFargatePodReady: a Fargate pod runs with its node's address, not one
+// of KWOK's pod range: podIP = hostIP; its containers run and its init
+// containers completed, a sidecar (restartPolicy Always) running.
+func TestFargatePodReady(t *testing.T) {
+	_, _, templates := stages(t)
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "fargate-ip-10-0-1-10.ec2.internal", SchedulerName: "fargate-scheduler",
+			InitContainers: []corev1.Container{{Name: "migrate", Image: "migrate:1"}, {Name: "proxy", Image: "envoy", RestartPolicy: &always}},
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	status := render(t, templates["fargatekit-fargate-pod-ready"], pod)
+	if status.Phase != corev1.PodRunning || status.PodIP != "10.0.1.10" || status.HostIP != "10.0.1.10" ||
+		len(status.PodIPs) != 1 || status.PodIPs[0].IP != "10.0.1.10" {
+		t.Errorf("phase %s, pod IP %q %v, host IP %q", status.Phase, status.PodIP, status.PodIPs, status.HostIP)
+	}
+	if diff := cmp.Diff([]string{"migrate=Completed", "proxy=running"}, states(status.InitContainerStatuses)); diff != "" {
+		t.Errorf("init containers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"app=running"}, states(status.ContainerStatuses)); diff != "" {
+		t.Errorf("containers (-want +got):\n%s", diff)
+	}
+}
+
+// render renders a status template against pod as KWOK does: the object as
+// JSON, KWOK's Now and Quote, and its address functions: the node's
+// address, and for pods one of KWOK's pod range, which a Fargate pod must
+// not get.
+func render(t *testing.T, tmpl string, pod *corev1.Pod) corev1.PodStatus {
 	t.Helper()
 	data, err := json.Marshal(pod)
 	if err != nil {
@@ -53,11 +95,12 @@ func render(t *testing.T, pod *corev1.Pod) corev1.PodStatus {
 		t.Fatal(err)
 	}
 	funcs := template.FuncMap{
+		"Now":         func() string { return "2026-11-25T07:00:00Z" },
 		"Quote":       func(s any) string { b, _ := json.Marshal(s); return string(b) },
 		"NodeIPsWith": func(string) []string { return []string{"10.0.1.10"} },
-		"PodIPsWith":  func(string, bool, string, string, string) []string { return []string{"10.0.1.10"} },
+		"PodIPsWith":  func(string, bool, string, string, string) []string { return []string{"10.244.0.3"} },
 	}
-	tpl, err := template.New("status").Funcs(funcs).Parse(StatusTemplate())
+	tpl, err := template.New("status").Funcs(funcs).Parse(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +166,7 @@ func TestStatusTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status := render(t, tt.pod)
+			status := render(t, StatusTemplate(), tt.pod)
 			if diff := cmp.Diff(tt.init, states(status.InitContainerStatuses)); diff != "" {
 				t.Errorf("init containers (-want +got):\n%s", diff)
 			}
@@ -141,7 +184,7 @@ func TestStatusTemplate(t *testing.T) {
 			// The second stage: the statuses written, the container backs off,
 			// and applying it again changes nothing.
 			tt.pod.Status = status
-			again := render(t, tt.pod)
+			again := render(t, StatusTemplate(), tt.pod)
 			var backoff []string
 			for _, st := range states(append(again.InitContainerStatuses, again.ContainerStatuses...)) {
 				if strings.Contains(st, "=ImagePullBackOff") {
@@ -152,7 +195,7 @@ func TestStatusTemplate(t *testing.T) {
 				t.Errorf("backing off (-want +got):\n%s", diff)
 			}
 			tt.pod.Status = again
-			if diff := cmp.Diff(again, render(t, tt.pod)); diff != "" {
+			if diff := cmp.Diff(again, render(t, StatusTemplate(), tt.pod)); diff != "" {
 				t.Errorf("applied again (-before +after):\n%s", diff)
 			}
 		})

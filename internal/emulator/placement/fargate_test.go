@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -40,7 +43,7 @@ func pod(ns string, labels, annotations map[string]string) *corev1.Pod {
 }
 
 func TestMutate(t *testing.T) {
-	w := &Webhook{Profiles: func() []fargate.Profile { return profiles }}
+	w := &Webhook{Profiles: func() []fargate.Profile { return profiles }, Logging: func() fargate.Logging { return fargate.LoggingNotFound }}
 	for _, tc := range []struct {
 		name    string
 		ns      string
@@ -52,11 +55,12 @@ func TestMutate(t *testing.T) {
 		{"matched, no labels yet", "apps", pod("", nil, nil), "apps", []string{
 			"add /spec/schedulerName fargate-scheduler",
 			"add /metadata/labels map[eks.amazonaws.com/fargate-profile:apps]",
-			"add /metadata/annotations map[eks.amazonaws.com/compute-type:fargate]"}},
+			"add /metadata/annotations map[Logging:LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND eks.amazonaws.com/compute-type:fargate]"}},
 		{"alphanumeric first", "web", pod("web", map[string]string{"tier": "front"}, map[string]string{"a": "b"}), "a-web", []string{
 			"add /spec/schedulerName fargate-scheduler",
 			"add /metadata/labels/eks.amazonaws.com~1fargate-profile a-web",
-			"add /metadata/annotations/eks.amazonaws.com~1compute-type fargate"}},
+			"add /metadata/annotations/eks.amazonaws.com~1compute-type fargate",
+			"add /metadata/annotations/Logging LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND"}},
 		{"the pod's label chooses", "web", pod("web", map[string]string{"tier": "front", fargate.ProfileLabel: "b-web"}, nil), "b-web", nil},
 		{"compute-type ec2 stays off", "apps", pod("apps", nil, map[string]string{fargate.ComputeTypeAnnotation: "ec2"}), "", nil},
 		{"a scheduler of its own stays off", "apps", func() *corev1.Pod {
@@ -84,6 +88,54 @@ func TestMutate(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.ops, got); diff != "" {
 				t.Errorf("patch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadLogging: a Fargate pod's logging follows the aws-logging
+// ConfigMap, read only from the aws-observability namespace labelled
+// aws-observability: enabled, and validated as check's FG051 validates it.
+func TestReadLogging(t *testing.T) {
+	valid := map[string]string{"output.conf": "[OUTPUT]\n    Name cloudwatch_logs\n    Match *\n"}
+	invalid := map[string]string{"output.conf": "[OUTPUT]\n    Name http\n    Match *\n"}
+	tests := []struct {
+		name    string
+		label   string // the namespace's aws-observability label; "-": no namespace
+		data    map[string]string
+		setting fargate.InvalidLogging
+		want    string // the Logging annotation
+	}{
+		{name: "no namespace", label: "-", want: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND"},
+		{name: "no ConfigMap", label: "enabled", want: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND"},
+		{name: "valid", label: "enabled", data: valid, want: "LoggingEnabled"},
+		{name: "valid, namespace not labelled", label: "", data: valid, want: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND"},
+		{name: "invalid", label: "enabled", data: invalid, want: "LoggingDisabled: LOGGING_CONFIGMAP_INVALID"},
+		{name: "invalid, enabled by the setting", label: "enabled", data: invalid, setting: fargate.InvalidLoggingEnabled, want: "LoggingEnabled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client := fake.NewClientset()
+			ctx := context.Background()
+			if tt.label != "-" {
+				ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fargate.LoggingNamespace, Labels: map[string]string{fargate.LoggingNamespaceLabel: tt.label}}}
+				if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.data != nil {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fargate.LoggingConfigMap, Namespace: fargate.LoggingNamespace}, Data: tt.data}
+				if _, err := client.CoreV1().ConfigMaps(fargate.LoggingNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := fargate.DefaultSettings()
+			if tt.setting != "" {
+				s.InvalidLogging = tt.setting
+			}
+			l, err := ReadLogging(ctx, client, s)
+			if err != nil || l.Annotation != tt.want {
+				t.Errorf("logging %+v, %v; want annotation %q", l, err, tt.want)
 			}
 		})
 	}
@@ -180,17 +232,7 @@ func newScheduler(t *testing.T, cfg *clusterconfig.Config, seed uint64) (*Schedu
 		p.(*corev1.Pod).Spec.NodeName = b.Target.Name
 		return true, b, client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, b.Namespace)
 	})
-	// The fake clientset does not generate names, as the API server does.
-	generated := 0
-	client.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if e := a.(k8stesting.CreateAction).GetObject().(*corev1.Event); e.Name == "" && e.GenerateName != "" {
-			generated++
-			e.Name = e.GenerateName + strconv.Itoa(generated)
-		}
-		return false, nil, nil
-	})
 	s := &Scheduler{Client: client, Config: cfg, Settings: fargate.DefaultSettings(), Profiles: func() []fargate.Profile { return profiles }, Rand: rand.New(rand.NewPCG(seed, seed))}
-	s.used = nil
 	return s, client
 }
 
@@ -235,9 +277,9 @@ func TestSchedule(t *testing.T) {
 	if err := s.schedule(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
-	if len(evs.Items) != 1 || evs.Items[0].Source.Component != fargate.SchedulerName || evs.Items[0].Message != "Pod not supported on Fargate: fields not supported: HostNetwork" {
-		t.Errorf("events %+v", evs.Items)
+	want := []string{"fargate-scheduler Warning FailedScheduling: Pod not supported on Fargate: fields not supported: HostNetwork"}
+	if diff := cmp.Diff(want, eventsOf(t, client, "apps", "host")); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
@@ -333,19 +375,22 @@ func TestZoneSelector(t *testing.T) {
 	}
 }
 
-// TestAddressTaken: a node left by an earlier run at the drawn address makes
-// the scheduler draw another, not fail.
+// TestAddressTaken: a node the scheduler did not know of, at the drawn
+// address, makes it draw another, not fail.
 func TestAddressTaken(t *testing.T) {
 	cfg := clusterconfig.Default()
-	cfg.VPC.Subnets.Private = map[string]clusterconfig.Subnet{"us-east-1a": {ID: "subnet-private1", CIDR: "10.0.0.0/29"}}
+	cfg.VPC.Subnets.Private = map[string]clusterconfig.Subnet{"us-east-1a": {ID: "subnet-private1", CIDR: "10.0.0.0/28"}}
 	cfg.AvailabilityZones = []string{"us-east-1a"}
 	s, client := newScheduler(t, cfg, 3)
 	s.Profiles = func() []fargate.Profile {
 		return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-private1"}}}
 	}
-	// A /29 has three usable addresses (.4, .5, .6); take two of them.
-	for _, ip := range []string{"10.0.0.4", "10.0.0.5"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fargate.NodeName(cfg.Metadata.Region, netip.MustParseAddr(ip), true)}}
+	// A /28 has eleven usable addresses (.4 to .14); take all but .9.
+	for i := 4; i <= 14; i++ {
+		if i == 9 {
+			continue
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fargate.NodeName(cfg.Metadata.Region, netip.MustParseAddr("10.0.0."+strconv.Itoa(i)), true)}}
 		if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -354,8 +399,144 @@ func TestAddressTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "p", metav1.GetOptions{})
-	if p.Spec.NodeName != "fargate-ip-10-0-0-6.ec2.internal" {
+	if p.Spec.NodeName != "fargate-ip-10-0-0-9.ec2.internal" {
 		t.Errorf("node %q, want the one free address", p.Spec.NodeName)
+	}
+}
+
+// eventsOf lists the events about a pod as "source type reason: message",
+// in the order they were recorded.
+func eventsOf(t *testing.T, client *fake.Clientset, ns, pod string) []string {
+	t.Helper()
+	evs, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(evs.Items, func(a, b corev1.Event) int { return strings.Compare(a.Name, b.Name) }) // as recorded
+	var out []string
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == pod {
+			out = append(out, e.Source.Component+" "+e.Type+" "+e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}
+
+// TestSubnetCapacity: every Fargate pod takes an address of the subnet
+// drawn; a pod is drawn only among the subnets with a free address; when
+// none has one it waits with an event, and is placed once a pod's node goes.
+func TestSubnetCapacity(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.VPC.Subnets.Private["us-east-1a"] = clusterconfig.Subnet{ID: "subnet-private1", CIDR: "10.0.1.0/28"}
+	cfg.VPC.Subnets.Private["us-east-1b"] = clusterconfig.Subnet{ID: "subnet-private2", CIDR: "10.0.2.0/28"}
+	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{Duration: 200 * time.Millisecond}
+	s, client := newScheduler(t, cfg, 11)
+	s.Profiles = func() []fargate.Profile {
+		return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-private1", "subnet-private2"}}}
+	}
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+	defer queue.ShutDown()
+	s.queue = queue
+	ctx := context.Background()
+	// Two /28s: 22 addresses, all taken whatever the draws.
+	seen := map[string]bool{}
+	for i := range 22 {
+		key := createPod(t, client, "p"+strconv.Itoa(i), "apps", nil)
+		if err := s.schedule(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+		n, err := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("pod %d: %v (events %v)", i, err, eventsOf(t, client, "apps", key.Name))
+		}
+		ip, _ := nodeAddress(n)
+		subnet := map[string]string{"us-east-1a": "10.0.1.0/28", "us-east-1b": "10.0.2.0/28"}[n.Labels[corev1.LabelTopologyZone]]
+		if !netip.MustParsePrefix(subnet).Contains(ip) || seen[ip.String()] {
+			t.Errorf("pod %d: address %s, outside %s or given twice", i, ip, subnet)
+		}
+		seen[ip.String()] = true
+	}
+	for _, id := range []string{"subnet-private1", "subnet-private2"} {
+		if n, _ := s.Addresses.Free(id); n != 0 {
+			t.Errorf("%s: %d addresses free, want none", id, n)
+		}
+	}
+	waiting := createPod(t, client, "waiting", "apps", nil)
+	if err := s.schedule(ctx, waiting); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fargate-scheduler Warning FailedScheduling: InsufficientFreeAddressesInSubnet: no free IP address for the pod's network interface in subnets subnet-private1, subnet-private2"}
+	if diff := cmp.Diff(want, eventsOf(t, client, "apps", "waiting")); diff != "" {
+		t.Errorf("events of the waiting pod (-want +got):\n%s", diff)
+	}
+	// A pod goes: its node's address frees after the release delay, and
+	// the waiting pod is queued.
+	gone, _ := client.CoreV1().Pods("apps").Get(ctx, "p3", metav1.GetOptions{})
+	s.releaseNode(ctx, gone.Spec.NodeName)
+	a, _ := s.Addresses.Free("subnet-private1")
+	b, _ := s.Addresses.Free("subnet-private2")
+	if n := a + b; n != 0 || queue.Len() != 0 {
+		t.Fatalf("right after the node went: %d addresses free, %d pods queued; want none before the release delay", n, queue.Len())
+	}
+	time.Sleep(400 * time.Millisecond)
+	if queue.Len() != 1 {
+		t.Fatalf("%d pods queued after an address freed, want the waiting one", queue.Len())
+	}
+	key, _ := queue.Get()
+	if err := s.schedule(ctx, key); err != nil || key != waiting {
+		t.Fatalf("scheduling %v: %v", key, err)
+	}
+	p, _ := client.CoreV1().Pods("apps").Get(ctx, "waiting", metav1.GetOptions{})
+	if want := gone.Spec.NodeName; p.Spec.NodeName != want {
+		t.Errorf("the waiting pod is on %q, want %q, the one free address", p.Spec.NodeName, want)
+	}
+}
+
+// TestEvents: a placed pod gets, from fargate-scheduler, its logging event
+// (as its Logging annotation says) and then Scheduled, as on EKS.
+func TestEvents(t *testing.T) {
+	invalid := fargate.LoggingOf(fargate.LoggingSource{Found: true, Data: map[string]string{"output.conf": "[OUTPUT]\n    Name http\n    Match *\n"}}, fargate.DefaultSettings())
+	tests := []struct {
+		name    string
+		logging string // the Logging annotation; "" for none
+		current fargate.Logging
+		want    string // the logging event; "" for none
+	}{
+		{name: "enabled", logging: "LoggingEnabled", want: "Normal LoggingEnabled: Successfully enabled logging for pod"},
+		{name: "not found", logging: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND",
+			want: `Warning LoggingDisabled: Disabled logging because aws-logging configmap was not found. configmap "aws-logging" not found`},
+		{name: "invalid", logging: invalid.Annotation, current: invalid,
+			want: `Warning LoggingDisabled: Disabled logging for pod due to invalid configmap. output.conf: output "http" at line 1 is not supported on Fargate. Please fix the logging configmap`},
+		{name: "invalid, fixed since", logging: invalid.Annotation, current: fargate.LoggingEnabled,
+			want: "Warning LoggingDisabled: Disabled logging for pod due to invalid configmap. Please fix the logging configmap"},
+		{name: "no annotation (created before the emulator recorded logging)"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, client := newScheduler(t, clusterconfig.Default(), uint64(i))
+			s.Logging = func(context.Context) fargate.Logging { return tt.current }
+			key := createPod(t, client, "web", "apps", nil)
+			if tt.logging != "" {
+				p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+				p.Annotations = map[string]string{fargate.LoggingAnnotation: tt.logging}
+				if _, err := client.CoreV1().Pods("apps").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.schedule(context.Background(), key); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+			var want []string
+			if tt.want != "" {
+				want = append(want, "fargate-scheduler "+tt.want)
+			}
+			want = append(want, "fargate-scheduler Normal Scheduled: Successfully assigned apps/web to "+p.Spec.NodeName)
+			if diff := cmp.Diff(want, eventsOf(t, client, "apps", "web")); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -476,6 +657,9 @@ func TestImagePull(t *testing.T) {
 			evs, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
 			var recorded []string
 			for _, e := range evs.Items {
+				if e.Source.Component == fargate.SchedulerName {
+					continue // TestEvents
+				}
 				if e.Source.Component != "kubelet" || e.Source.Host != p.Spec.NodeName {
 					t.Errorf("event %s from %+v", e.Reason, e.Source)
 				}

@@ -3,13 +3,13 @@ package placement
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,10 +55,18 @@ type Scheduler struct {
 	Foundation *foundation.Foundation
 	// Rand picks subnets and addresses; seed it for repeatable runs.
 	Rand *rand.Rand
+	// Addresses are the subnets' addresses, shared with EC2's
+	// DescribeSubnets; nil: Config's subnets, none taken.
+	Addresses *Addresses
+	// Logging returns the logging state of a Fargate pod whose Logging
+	// annotation says it was disabled for an invalid aws-logging ConfigMap:
+	// the message names the problem. nil: a message without it.
+	Logging func(context.Context) fargate.Logging
 
-	mu    sync.Mutex
-	used  map[netip.Addr]bool
-	zones map[string]string // node name → AZ, of the Fargate nodes
+	mu      sync.Mutex
+	zones   map[string]string // node name → AZ, of the Fargate nodes
+	waiting map[types.NamespacedName]bool
+	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
 }
 
 // Decision is what fargate-scheduler does with a pod the webhook sent it.
@@ -94,23 +102,28 @@ func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decis
 
 // Run schedules pods until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.init(); err != nil {
+		return err
+	}
 	// The Fargate nodes of an earlier run keep their addresses.
 	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fargate.ComputeTypeLabel + "=fargate"})
 	if err != nil {
 		return fmt.Errorf("listing the Fargate nodes: %w", err)
 	}
 	for _, n := range nodes.Items {
-		for _, a := range n.Status.Addresses {
-			if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP {
-				s.markUsed(ip)
-			}
+		if ip, ok := nodeAddress(&n); ok {
+			s.Addresses.Mark(ip)
 		}
 		s.setZone(n.Name, n.Labels[corev1.LabelTopologyZone])
 	}
 	// A pod whose scheduling fails (a conflict, the API server restarting) is
-	// retried with backoff; refusals are not failures and are not retried.
+	// retried with backoff; refusals are not failures and are not retried,
+	// and a pod waiting for an address is retried when one frees.
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
 	defer queue.ShutDown()
+	s.mu.Lock()
+	s.queue = queue
+	s.mu.Unlock()
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.schedulerName", fargate.SchedulerName))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
@@ -126,7 +139,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
-				if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				p, ok := obj.(*corev1.Pod)
+				if !ok {
+					return
+				}
+				s.mu.Lock()
+				delete(s.waiting, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+				s.mu.Unlock()
+				if p.Spec.NodeName != "" {
 					s.releaseNode(context.WithoutCancel(ctx), p.Spec.NodeName)
 				}
 			},
@@ -155,6 +175,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // schedule places one pod: rejects what Fargate refuses, else creates its
 // node and binds it there.
 func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) error {
+	if err := s.init(); err != nil {
+		return err
+	}
 	pod, err := s.Client.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -173,7 +196,19 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if len(subnets) == 0 && len(d.Profile.Subnets) > 0 {
 		return s.event(ctx, pod, "Fargate is not supported in the requested availability zone: "+cmp.Or(pod.Spec.NodeSelector[corev1.LabelTopologyZone], pod.Spec.NodeSelector[corev1.LabelFailureDomainBetaZone]))
 	}
-	subnet, err := s.subnet(ctx, pod, subnets)
+	// Only the subnets with a free address are drawn from: each Fargate pod
+	// takes one for its ENI.
+	withRoom := func() []string {
+		return slices.DeleteFunc(slices.Clone(subnets), func(id string) bool { n, _ := s.Addresses.Free(id); return n < 1 })
+	}
+	room := withRoom()
+	if len(room) == 0 && len(subnets) > 0 {
+		s.wait(key)
+		if room = withRoom(); len(room) == 0 { // looked again: an address freed meanwhile is not missed
+			return s.event(ctx, pod, s.Config.SubnetFullMessage(subnets))
+		}
+	}
+	subnet, err := s.subnet(ctx, pod, room)
 	if err != nil {
 		return err
 	}
@@ -182,13 +217,23 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return s.event(ctx, pod, "Fargate is not supported in the requested subnet: "+subnet)
 	}
 	size := fargate.SizePod(&pod.Spec)
-	node, err := s.createNode(ctx, az, size)
+	node, err := s.createNode(ctx, subnet, az, size)
 	if apierrors.IsAlreadyExists(err) {
 		// With VPC DNS hostnames off every node is fargate-null: one pod only.
 		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", fargate.NullNodeName))
 	}
 	if err != nil {
 		return s.event(ctx, pod, err.Error())
+	}
+	s.mu.Lock()
+	delete(s.waiting, key)
+	s.mu.Unlock()
+	// EKS records the pod's logging state as it starts the pod's node, and
+	// its placement once the node runs.
+	if l, ok := s.logging(ctx, pod); ok {
+		if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, l.EventType, l.Reason, l.Message); err != nil {
+			slog.Warn("recording the pod's logging", "pod", key.String(), "err", err)
+		}
 	}
 	if d := s.Config.Timings.FargatePodStart.Duration; d > 0 {
 		select {
@@ -210,6 +255,10 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if err := s.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("binding the pod to %s: %w", node.Name, err)
 	}
+	scheduled := fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node.Name)
+	if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeNormal, "Scheduled", scheduled); err != nil {
+		slog.Warn("recording the pod's placement", "pod", key.String(), "err", err)
+	}
 	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", node.Name, "az", az, "size", size.Provisioned.String())
 	if pull != nil {
 		// Bound, the pod is not scheduled again: its events are recorded once.
@@ -220,16 +269,16 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	return nil
 }
 
-// createNode creates the node of a pod in az, at a free address of the AZ's
-// subnet. An address that is taken after all (by a node made before a
-// restart of the emulator) is remembered and another one drawn.
-func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizing) (*corev1.Node, error) {
+// createNode creates the node of a pod in a subnet of az, at a free address
+// of the subnet. An address that is taken after all (by a node the
+// scheduler did not know of) stays taken, and another one is drawn.
+func (s *Scheduler) createNode(ctx context.Context, subnet, az string, size fargate.Sizing) (*corev1.Node, error) {
 	hostnames := s.Config.DNSHostnames()
 	if s.DNSHostnames != nil {
 		hostnames = s.DNSHostnames()
 	}
 	for range 10 {
-		ip, err := s.address(s.Config.VPC.Subnets.Private[az].CIDR)
+		ip, err := s.Addresses.Take(subnet, s.Rand)
 		if err != nil {
 			return nil, err
 		}
@@ -240,16 +289,16 @@ func (s *Scheduler) createNode(ctx context.Context, az string, size fargate.Sizi
 			s.setZone(node.Name, az)
 			return node, nil
 		case apierrors.IsAlreadyExists(err) && hostnames:
-			continue // the address stays marked used
+			continue // the address stays taken
 		case apierrors.IsAlreadyExists(err):
-			s.release(ip)
+			s.Addresses.Release(ip)
 			return nil, err
 		default:
-			s.release(ip)
+			s.Addresses.Release(ip)
 			return nil, fmt.Errorf("creating node %s: %w", node.Name, err)
 		}
 	}
-	return nil, fmt.Errorf("no free address in the subnet of %s after 10 draws", az)
+	return nil, fmt.Errorf("no free address in subnet %s after 10 draws", subnet)
 }
 
 // subnet picks the subnet of a pod among its profile's, as the settings'
@@ -320,48 +369,6 @@ func (s *Scheduler) zone(node string) string {
 	return s.zones[node]
 }
 
-// address picks a free address of the subnet at random.
-func (s *Scheduler) address(cidr string) (netip.Addr, error) {
-	prefix, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("subnet CIDR %q: %w", cidr, err)
-	}
-	base := prefix.Masked().Addr().As4()
-	hosts := uint32(1) << (32 - prefix.Bits())
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.used == nil {
-		s.used = map[netip.Addr]bool{}
-	}
-	for range 1000 {
-		// AWS reserves the first four addresses and the last one of a subnet.
-		n := binary.BigEndian.Uint32(base[:]) + 4 + s.Rand.Uint32N(max(hosts-5, 1))
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], n)
-		ip := netip.AddrFrom4(b)
-		if !s.used[ip] {
-			s.used[ip] = true
-			return ip, nil
-		}
-	}
-	return netip.Addr{}, fmt.Errorf("subnet %s has no free address", cidr)
-}
-
-func (s *Scheduler) markUsed(ip netip.Addr) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.used == nil {
-		s.used = map[netip.Addr]bool{}
-	}
-	s.used[ip] = true
-}
-
-func (s *Scheduler) release(ip netip.Addr) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.used, ip)
-}
-
 // node builds the Node of one Fargate pod.
 func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing, hostnames bool) *corev1.Node {
 	name := fargate.NodeName(s.Config.Metadata.Region, ip, hostnames)
@@ -400,17 +407,98 @@ func (s *Scheduler) releaseNode(ctx context.Context, name string) {
 	if err != nil || node.Labels[fargate.ComputeTypeLabel] != "fargate" {
 		return
 	}
-	for _, a := range node.Status.Addresses {
-		if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP {
-			s.release(ip)
-		}
-	}
 	s.mu.Lock()
 	delete(s.zones, name)
 	s.mu.Unlock()
 	if err := s.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		slog.Warn("deleting a Fargate node", "node", name, "err", err)
+		return // the address stays taken while the node exists
 	}
+	// Freed once the node is gone, and after the configured delay (the ENI
+	// being deleted), so that a new node at the address does not collide
+	// with it.
+	ip, ok := nodeAddress(node)
+	if !ok {
+		return
+	}
+	release := func() {
+		if s.Addresses.Release(ip) != "" {
+			s.retryWaiting()
+		}
+	}
+	if d := s.Config.ReleaseDelay(); d > 0 {
+		time.AfterFunc(d, release)
+		return
+	}
+	release()
+}
+
+// nodeAddress is the InternalIP of a node.
+func nodeAddress(n *corev1.Node) (netip.Addr, bool) {
+	for _, a := range n.Status.Addresses {
+		if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == corev1.NodeInternalIP {
+			return ip, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// wait remembers a pod that found no free address in its profile's subnets.
+func (s *Scheduler) wait(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting == nil {
+		s.waiting = map[types.NamespacedName]bool{}
+	}
+	s.waiting[key] = true
+}
+
+// retryWaiting queues again the pods that found no free address: one has
+// just freed.
+func (s *Scheduler) retryWaiting() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queue == nil {
+		return
+	}
+	for key := range s.waiting {
+		s.queue.Add(key)
+	}
+	clear(s.waiting)
+}
+
+// init gives the scheduler its defaults.
+func (s *Scheduler) init() error {
+	if s.Addresses != nil {
+		return nil
+	}
+	a, err := NewAddresses(s.Config.SubnetCIDRs())
+	if err != nil {
+		return fmt.Errorf("the VPC's subnets: %w", err)
+	}
+	s.Addresses = a
+	return nil
+}
+
+// logging is the logging state EKS gave the pod at its creation, as its
+// Logging annotation records it (Webhook); false without the annotation.
+func (s *Scheduler) logging(ctx context.Context, pod *corev1.Pod) (fargate.Logging, bool) {
+	switch v, ok := pod.Annotations[fargate.LoggingAnnotation]; {
+	case !ok:
+		return fargate.Logging{}, false
+	case v == fargate.LoggingEnabled.Annotation:
+		return fargate.LoggingEnabled, true
+	case v == fargate.LoggingNotFound.Annotation:
+		return fargate.LoggingNotFound, true
+	}
+	// Invalid: the message names the ConfigMap's problem, as it is now.
+	if s.Logging != nil {
+		if l := s.Logging(ctx); l.Annotation == pod.Annotations[fargate.LoggingAnnotation] {
+			return l, true
+		}
+	}
+	return fargate.Logging{Annotation: pod.Annotations[fargate.LoggingAnnotation], EventType: corev1.EventTypeWarning, Reason: "LoggingDisabled",
+		Message: "Disabled logging for pod due to invalid configmap. Please fix the logging configmap"}, true
 }
 
 // event records a FailedScheduling Warning event from fargate-scheduler on
@@ -423,7 +511,9 @@ func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) 
 func (s *Scheduler) record(ctx context.Context, pod *corev1.Pod, source corev1.EventSource, typ, reason, message string) error {
 	now := metav1.Now()
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
+		// Named as client-go's recorder names events: in the order recorded,
+		// which kubectl describe keeps for events of the same second.
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
 		Reason:         reason,
 		Message:        message,

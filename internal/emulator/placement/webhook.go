@@ -7,13 +7,17 @@ package placement
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/fargatekit/fargatekit/internal/admission"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -33,11 +37,15 @@ const (
 type Webhook struct {
 	// Profiles returns the ACTIVE profiles at the time of the call.
 	Profiles func() []fargate.Profile
+	// Logging returns the logging state of a Fargate pod created now
+	// (ReadLogging), which the pod's Logging annotation records; nil: none.
+	Logging func() fargate.Logging
 }
 
 // Mutate decides what EKS does to a pod being created in namespace ns: nil
 // when it leaves the pod alone, else the JSON patch that sends it to
-// fargate-scheduler with its profile label and compute-type annotation.
+// fargate-scheduler with its profile label, compute-type annotation and
+// logging state.
 func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]admission.PatchOp, string) {
 	active := w.Profiles()
 	if active == nil {
@@ -49,8 +57,32 @@ func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]admission.PatchOp, strin
 	}
 	ops := []admission.PatchOp{{Op: "add", Path: "/spec/schedulerName", Value: fargate.SchedulerName}}
 	ops = append(ops, admission.MapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, p.Profile)...)
-	ops = append(ops, admission.MapEntry("/metadata/annotations", pod.Annotations, fargate.ComputeTypeAnnotation, "fargate")...)
+	annotations := []string{fargate.ComputeTypeAnnotation, "fargate"}
+	if w.Logging != nil {
+		annotations = append(annotations, fargate.LoggingAnnotation, w.Logging().Annotation)
+	}
+	ops = append(ops, admission.MapEntries("/metadata/annotations", pod.Annotations, annotations...)...)
 	return ops, p.Profile
+}
+
+// ReadLogging decides, from the aws-logging ConfigMap as it is now, the
+// logging of a Fargate pod created now (fargate.LoggingOf).
+func ReadLogging(ctx context.Context, client kubernetes.Interface, s fargate.Settings) (fargate.Logging, error) {
+	src := fargate.LoggingSource{}
+	ns, err := client.CoreV1().Namespaces().Get(ctx, fargate.LoggingNamespace, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fargate.Logging{}, fmt.Errorf("reading namespace %s: %w", fargate.LoggingNamespace, err)
+	}
+	if err == nil && ns.Labels[fargate.LoggingNamespaceLabel] == "enabled" {
+		cm, err := client.CoreV1().ConfigMaps(fargate.LoggingNamespace).Get(ctx, fargate.LoggingConfigMap, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fargate.Logging{}, fmt.Errorf("reading ConfigMap %s/%s: %w", fargate.LoggingNamespace, fargate.LoggingConfigMap, err)
+		}
+		if err == nil {
+			src = fargate.LoggingSource{Found: true, Data: cm.Data}
+		}
+	}
+	return fargate.LoggingOf(src, s), nil
 }
 
 // ServeHTTP answers AdmissionReview requests (admission.k8s.io/v1) for pods.
