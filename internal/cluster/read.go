@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -121,6 +122,14 @@ func ReadKube(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 			list: func(opts metav1.ListOptions) (runtime.Object, error) {
 				return policy.PodDisruptionBudgets("").List(ctx, opts)
 			}},
+		{what: "horizontalpodautoscalers", optional: true,
+			list: func(opts metav1.ListOptions) (runtime.Object, error) {
+				return client.AutoscalingV2().HorizontalPodAutoscalers("").List(ctx, opts)
+			},
+			add: func(o runtime.Object) error {
+				snap.Autoscalers = append(snap.Autoscalers, *o.(*autoscalingv2.HorizontalPodAutoscaler))
+				return nil
+			}},
 		{what: "configmaps in aws-observability", add: other("v1", "ConfigMap"),
 			list: func(opts metav1.ListOptions) (runtime.Object, error) {
 				return core.ConfigMaps("aws-observability").List(ctx, opts)
@@ -160,7 +169,9 @@ func ReadKube(ctx context.Context, client kubernetes.Interface, dyn dynamic.Inte
 	for _, l := range listings { // in a fixed order, whatever ended first
 		if l.err != nil {
 			r.Errors = append(r.Errors, listError(l.what, l.err))
-			snap.Unread = append(snap.Unread, l.what)
+			if !l.optional {
+				snap.Unread = append(snap.Unread, l.what)
+			}
 			continue
 		}
 		for _, o := range l.items {
@@ -179,6 +190,9 @@ type listing struct {
 	list listFunc
 	// pageSize is the page size; 0 is the pager's (500).
 	pageSize int64
+	// optional: when the kind cannot be listed, the findings that use it do
+	// without (an error says so), rather than every finding being left out.
+	optional bool
 	// add takes one listed item into the Read.
 	add   func(runtime.Object) error
 	items []runtime.Object

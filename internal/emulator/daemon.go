@@ -37,6 +37,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"
+	"github.com/fargatekit/fargatekit/internal/emulator/ipam"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -210,19 +211,13 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	// Each Fargate pod takes an address of its subnet, which
 	// fargate-scheduler gives and EC2's DescribeSubnets counts.
-	addresses, err := placement.NewAddresses(o.Config.SubnetCIDRs())
+	addresses, err := ipam.New(o.Config.SubnetCIDRs())
 	if err != nil {
 		return fmt.Errorf("the VPC's subnets: %w", err)
 	}
-	logging := func(ctx context.Context) fargate.Logging {
-		l, err := placement.ReadLogging(ctx, client, o.Settings)
-		if err != nil {
-			slog.Warn("deciding a Fargate pod's logging", "err", err)
-			return fargate.LoggingNotFound
-		}
-		return l
-	}
-	hook := &placement.Webhook{Profiles: store.Active, Logging: func() fargate.Logging { return logging(ctx) }}
+	hook := &placement.Webhook{Profiles: store.Active, Logging: func(ctx context.Context) (fargate.Logging, error) {
+		return placement.ReadLogging(ctx, client, o.Settings)
+	}}
 	mux := http.NewServeMux()
 	var reviews atomic.Int64 // the admission reviews the webhook got
 	mux.Handle(placement.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -259,6 +254,20 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		return fmt.Errorf("registering the Fargate webhook: %w", err)
 	}
 	webhookCalled(ctx, client, &reviews)
+	seed := uint64(o.Config.Seed)
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	sched := &placement.Scheduler{
+		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
+		Foundation: o.Config.Foundation(), Addresses: addresses,
+		Rand: rand.New(rand.NewPCG(seed, seed)),
+	}
+	// The addresses of the Fargate nodes that run are taken before EC2
+	// counts them.
+	if err := sched.Start(ctx); err != nil {
+		return err
+	}
 	// The AWS endpoint answers last: `up` waits for it, and a pod created
 	// after that goes through the webhook.
 	go func() { errs <- servers[0].Serve(eksLn) }()
@@ -280,15 +289,6 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		return err
 	}
 	go func() { errs <- nodegroups.Run(ctx) }()
-	seed := uint64(o.Config.Seed)
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	sched := &placement.Scheduler{
-		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
-		Foundation: o.Config.Foundation(), Addresses: addresses, Logging: logging,
-		Rand: rand.New(rand.NewPCG(seed, seed)),
-	}
 	go func() { errs <- sched.Run(ctx) }()
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {

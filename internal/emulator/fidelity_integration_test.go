@@ -123,7 +123,10 @@ func (c *cluster) freeAddresses(subnet string) int {
 func TestIntegrationPodAddresses(t *testing.T) {
 	c := start(t, "small-subnet")
 	c.namespace("apps")
-	const replicas = 25
+	// 50 pods over a /28 (11 addresses) and a /19, drawn at random among the
+	// subnets with room: the /28 fills (the chance it does not is 1e-5),
+	// then only the /19 is drawn from.
+	const replicas = 50
 	c.deploy(deployment("apps", "web", replicas, nil))
 	eventually(t, time.Minute, "web runs, each pod at its node's address", func() error { return c.checkAddresses("apps", replicas) })
 	for _, r := range c.wide("apps") { // as kubectl shows them
@@ -148,19 +151,22 @@ func TestIntegrationPodAddresses(t *testing.T) {
 	if err := counted(); err != nil {
 		t.Error(err)
 	}
+	if free := c.freeAddresses("subnet-small"); free != 0 {
+		t.Errorf("subnet-small: %d free addresses, want none", free)
+	}
 	churned := 0
 	churn := func(rounds int) {
 		for range rounds {
 			c.kubectl("delete pods -n apps -l app=web --wait=false")
 			churned += replicas
-			eventually(t, time.Minute, fmt.Sprintf("web running again after %d churns", churned), func() error { return c.checkAddresses("apps", replicas) })
+			eventually(t, 2*time.Minute, fmt.Sprintf("web running again after %d churns", churned), func() error { return c.checkAddresses("apps", replicas) })
 		}
 	}
-	churn(10)
+	churn(5)
 	c.emulator("down")
 	c.emulator("up")
 	eventually(t, time.Minute, "web running after the restart", func() error { return c.checkAddresses("apps", replicas) })
-	churn(10)
+	churn(5)
 	if churned < 500 {
 		t.Fatalf("%d churns", churned)
 	}
@@ -208,7 +214,12 @@ func TestIntegrationSubnetFull(t *testing.T) {
 	if msgs := r.find("LV011", "FargateProfile", "", "small"); len(msgs) != 1 || !strings.Contains(msgs[0], "have 0 free addresses (subnet-small 0)") {
 		t.Errorf("LV011 on profile small: %q; findings %v", msgs, r.rules())
 	}
-	gone := c.wide("small")[0]
+	var gone wideRow
+	for _, r := range c.wide("small") {
+		if r.status == "Running" {
+			gone = r
+		}
+	}
 	c.kubectl("delete pod -n small " + gone.name)
 	eventually(t, time.Minute, "the waiting pod runs at the freed address", func() error {
 		if err := c.checkAddresses("small", 11); err != nil {

@@ -163,6 +163,8 @@ type Logging struct {
 	Annotation string
 	// Event is the event's type (Normal, Warning), reason and message.
 	EventType, Reason, Message string
+	// Problem is, for an invalid ConfigMap, the problem the message names.
+	Problem string
 }
 
 // The logging states, as EKS shows them on a pod (many public `kubectl
@@ -211,7 +213,21 @@ func LoggingOf(src LoggingSource, s Settings) Logging {
 	if len(problems) == 0 || s.InvalidLogging == InvalidLoggingEnabled {
 		return LoggingEnabled
 	}
-	// The annotation's code for this case is the emulator's (unconfirmed).
-	return Logging{Annotation: "LoggingDisabled: LOGGING_CONFIGMAP_INVALID", EventType: "Warning", Reason: "LoggingDisabled",
-		Message: "Disabled logging for pod due to invalid configmap. " + problems[0].Message + ". Please fix the logging configmap"}
+	return LoggingInvalid(problems[0].Message)
+}
+
+// LoggingInvalidAnnotation is the Logging annotation of a pod created while
+// the ConfigMap was invalid: the code is the emulator's (unconfirmed).
+const LoggingInvalidAnnotation = "LoggingDisabled: LOGGING_CONFIGMAP_INVALID"
+
+// LoggingInvalid is the logging of a pod created while the ConfigMap had
+// problem (LoggingProblem.Message): disabled, with the event one user
+// reported (DataDog/documentation#24023) naming it.
+func LoggingInvalid(problem string) Logging {
+	message := "Disabled logging for pod due to invalid configmap. "
+	if problem != "" {
+		message += problem + ". "
+	}
+	return Logging{Annotation: LoggingInvalidAnnotation, EventType: "Warning", Reason: "LoggingDisabled",
+		Message: message + "Please fix the logging configmap", Problem: problem}
 }

@@ -17,7 +17,8 @@ func TestLoggingOf(t *testing.T) {
 		{"valid", LoggingSource{Found: true, Data: valid}, InvalidLoggingDisabled, LoggingEnabled},
 		{"invalid: the first problem, in key order", LoggingSource{Found: true, Data: invalid}, InvalidLoggingDisabled, Logging{
 			Annotation: "LoggingDisabled: LOGGING_CONFIGMAP_INVALID", EventType: "Warning", Reason: "LoggingDisabled",
-			Message: `Disabled logging for pod due to invalid configmap. key "fluent-bit.conf" is not read by Fargate (allowed: filters.conf, output.conf, parsers.conf, flb_log_cw). Please fix the logging configmap`}},
+			Message: `Disabled logging for pod due to invalid configmap. key "fluent-bit.conf" is not read by Fargate (allowed: filters.conf, output.conf, parsers.conf, flb_log_cw). Please fix the logging configmap`,
+			Problem: `key "fluent-bit.conf" is not read by Fargate (allowed: filters.conf, output.conf, parsers.conf, flb_log_cw)`}},
 		{"invalid, enabled by the setting", LoggingSource{Found: true, Data: invalid}, InvalidLoggingEnabled, LoggingEnabled},
 		{"invalid, the zero setting is disabled", LoggingSource{Found: true, Data: invalid}, "", Logging{}},
 	}

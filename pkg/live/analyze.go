@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -521,11 +522,17 @@ func (v *view) subnetHeadroom(headroom int) []rules.Finding {
 	need := map[string]int{}         // by profile
 	needers := map[string][]string{} // the workloads that need addresses, by profile
 	if headroom == 0 {
+		most := map[object.Ref]int{} // the most replicas an autoscaler gives a workload, by kind, namespace and name
+		for _, a := range v.Autoscalers {
+			t := a.Spec.ScaleTargetRef
+			most[object.Ref{Kind: t.Kind, Namespace: a.Namespace, Name: t.Name}] = int(a.Spec.MaxReplicas)
+		}
 		for _, w := range v.workloads {
 			pt := w.Object.Pod
-			if pt == nil || pt.Replicas == 0 {
+			if pt == nil || pt.Replicas == 0 || finished(w.Object) {
 				continue
 			}
+			replicas := max(pt.Replicas, most[object.Ref{Kind: w.Object.Ref.Kind, Namespace: w.Namespace(), Name: w.Object.Ref.Name}])
 			where := fargate.Place(v.active, w.Namespace(), &pt.Template)
 			if !where.Fargate {
 				continue
@@ -536,7 +543,7 @@ func (v *view) subnetHeadroom(headroom int) []rules.Finding {
 					running++
 				}
 			}
-			n := max(pt.Replicas-running, 0) + surge(w.Object, pt.Replicas)
+			n := max(replicas-running, 0) + surge(w.Object, replicas)
 			if n > 0 {
 				need[where.Profile] += n
 				needers[where.Profile] = append(needers[where.Profile], fmt.Sprintf("%s %s/%s %d", w.Object.Ref.Kind, w.Namespace(), w.Object.Ref.Name, n))
@@ -566,6 +573,18 @@ func (v *view) subnetHeadroom(headroom int) []rules.Finding {
 			p.Name, plural(total, "free address", "free addresses"), strings.Join(parts, ", "), why))
 	}
 	return out
+}
+
+// finished reports whether the workload is a Job that completed or failed:
+// it needs no address any more.
+func finished(o *object.Object) bool {
+	j, ok := o.Typed.(*batchv1.Job)
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue
+	})
 }
 
 // surge is how many pods a rollout of the workload adds beyond its

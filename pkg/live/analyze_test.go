@@ -3,6 +3,8 @@ package live_test
 import (
 	"fmt"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	"strings"
 	"testing"
 	"time"
@@ -725,6 +727,15 @@ func TestSubnetHeadroom(t *testing.T) {
 	profileRef := object.Ref{APIVersion: "aws", Kind: "FargateProfile", Name: "shop"}
 	unknown := withFree(0, 0, dep, rs)
 	unknown.Foundation.Subnets[1].Free = nil
+	parallel := int32(4)
+	job := object.FromTyped(&batchv1.Job{ObjectMeta: meta("shop", "web", nil),
+		Spec:   batchv1.JobSpec{Parallelism: &parallel, Template: template(map[string]string{"app": "web"})},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}}, "batch/v1", "Job", object.Source{})
+	done := withFree(0, 0, job, replicaSet("shop", "web-x", job))
+	done.Pods = nil
+	scaled := withFree(10, 0, dep, rs)
+	scaled.Autoscalers = []autoscalingv2.HorizontalPodAutoscaler{{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 10}}}
 	runRule(t, live.SubnetHeadroom, []ruleCase{
 		{name: "two free, three needed", snap: withFree(1, 1, dep, rs),
 			want: []want{{object: profileRef, contains: []string{"have 2 free addresses (subnet-a 1, subnet-b 1), fewer than the 3 its workloads may need: Deployment shop/web 3"}}}},
@@ -733,5 +744,8 @@ func TestSubnetHeadroom(t *testing.T) {
 		{name: "the headroom asked for", snap: withFree(3, 0, dep, rs), opts: live.Options{SubnetHeadroom: 10},
 			want: []want{{object: profileRef, contains: []string{"have 3 free addresses (subnet-a 3, subnet-b 0), fewer than the 10 of --subnet-headroom"}}}},
 		{name: "near miss: a subnet's count unknown", snap: unknown},
+		{name: "near miss: a Job that completed", snap: done},
+		{name: "an autoscaler's maxReplicas: 8 more and a surge of 3", snap: scaled,
+			want: []want{{object: profileRef, contains: []string{"fewer than the 11 its workloads may need: Deployment shop/web 11"}}}},
 	})
 }

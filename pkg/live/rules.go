@@ -97,7 +97,7 @@ var (
 			"fargate-scheduler picks (AWS keeps five per subnet: a /24 holds 251 Fargate pods). When no subnet of the " +
 			"profile has a free address, new pods stay Pending with a fargate-scheduler event (LV003 quotes it) until " +
 			"one frees. The headroom a profile needs is, over the workloads it matches, the replicas not running on " +
-			"Fargate yet plus the pods a rollout adds (a Deployment's or Rollout's maxSurge, 25% by default), or the " +
+			"Fargate yet (up to a HorizontalPodAutoscaler's maxReplicas) plus the pods a rollout adds (a Deployment's or Rollout's maxSurge, 25% by default), or the " +
 			"number given with --subnet-headroom. The free addresses are EC2's AvailableIpAddressCount, which counts " +
 			"what else uses the subnets too; a subnet shared by several profiles counts for each.",
 		Remediation: "Add a larger subnet to the profile (a new profile with it, since profiles are immutable, then " +

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,6 +43,9 @@ type Snapshot struct {
 	Owners []*object.Object
 	// Now is when the snapshot was taken.
 	Now time.Time
+	// Autoscalers are the HorizontalPodAutoscalers: the most replicas of the
+	// workloads they scale (LV011).
+	Autoscalers []autoscalingv2.HorizontalPodAutoscaler
 	// Foundation is what EC2 and IAM say about the cluster's VPC and pod
 	// execution roles, for the foundation rules; nil when not read.
 	Foundation *foundation.Foundation

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
-	"github.com/fargatekit/fargatekit/internal/emulator/placement"
+	"github.com/fargatekit/fargatekit/internal/emulator/ipam"
 )
 
 // APIVersion is the EC2 API version of the responses' namespace.
@@ -53,9 +54,9 @@ type Server struct {
 	log  *slog.Logger
 	api  awsquery.API
 	path string // the VPC attributes' state file; "" keeps them in memory
-	// FreeAddresses counts a subnet's free addresses (placement.Addresses,
-	// which fargate-scheduler takes from), reported as
-	// AvailableIpAddressCount.
+	// FreeAddresses counts a subnet's free addresses (the ipam.Pool
+	// fargate-scheduler takes from), reported as AvailableIpAddressCount;
+	// nil: all but the five AWS keeps.
 	FreeAddresses func(subnet string) (int, bool)
 
 	mu    sync.Mutex
@@ -81,11 +82,6 @@ func NewServer(cfg *clusterconfig.Config, dir string, log *slog.Logger) (*Server
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, log: log, attrs: vpcAttributes{EnableDNSHostnames: cfg.DNSHostnames(), EnableDNSSupport: true}}
-	addresses, err := placement.NewAddresses(cfg.SubnetCIDRs()) // none taken, until the daemon shares the scheduler's
-	if err != nil {
-		return nil, fmt.Errorf("the VPC's subnets: %w", err)
-	}
-	s.FreeAddresses = addresses.Free
 	s.api = awsquery.API{
 		Name: "EC2", Log: log, ContentType: "text/xml;charset=UTF-8", ErrorDocument: errorDocument,
 		Actions: map[string]awsquery.Action{
@@ -279,7 +275,13 @@ func (s *Server) subnets() []subnet {
 			if !ok {
 				continue
 			}
-			free, _ := s.FreeAddresses(sn.ID)
+			free := 0
+			if p, err := netip.ParsePrefix(sn.CIDR); err == nil {
+				free = ipam.Usable(p)
+			}
+			if s.FreeAddresses != nil {
+				free, _ = s.FreeAddresses(sn.ID)
+			}
 			role := "kubernetes.io/role/internal-elb"
 			if kind.public {
 				role = "kubernetes.io/role/elb"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -43,7 +44,7 @@ func pod(ns string, labels, annotations map[string]string) *corev1.Pod {
 }
 
 func TestMutate(t *testing.T) {
-	w := &Webhook{Profiles: func() []fargate.Profile { return profiles }, Logging: func() fargate.Logging { return fargate.LoggingNotFound }}
+	w := &Webhook{Profiles: func() []fargate.Profile { return profiles }, Logging: func(context.Context) (fargate.Logging, error) { return fargate.LoggingNotFound, nil }}
 	for _, tc := range []struct {
 		name    string
 		ns      string
@@ -75,7 +76,7 @@ func TestMutate(t *testing.T) {
 		}(), "apps", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ops, profile := w.Mutate(tc.ns, tc.pod)
+			ops, profile := w.Mutate(context.Background(), tc.ns, tc.pod)
 			if profile != tc.profile {
 				t.Errorf("profile %q, want %q", profile, tc.profile)
 			}
@@ -429,7 +430,7 @@ func TestSubnetCapacity(t *testing.T) {
 	cfg := clusterconfig.Default()
 	cfg.VPC.Subnets.Private["us-east-1a"] = clusterconfig.Subnet{ID: "subnet-private1", CIDR: "10.0.1.0/28"}
 	cfg.VPC.Subnets.Private["us-east-1b"] = clusterconfig.Subnet{ID: "subnet-private2", CIDR: "10.0.2.0/28"}
-	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{Duration: 200 * time.Millisecond}
+	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{} // at once (TestReleaseDelay)
 	s, client := newScheduler(t, cfg, 11)
 	s.Profiles = func() []fargate.Profile {
 		return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-private1", "subnet-private2"}}}
@@ -470,18 +471,25 @@ func TestSubnetCapacity(t *testing.T) {
 	if diff := cmp.Diff(want, eventsOf(t, client, "apps", "waiting")); diff != "" {
 		t.Errorf("events of the waiting pod (-want +got):\n%s", diff)
 	}
-	// A pod goes: its node's address frees after the release delay, and
-	// the waiting pod is queued.
-	gone, _ := client.CoreV1().Pods("apps").Get(ctx, "p3", metav1.GetOptions{})
-	s.releaseNode(ctx, gone.Spec.NodeName)
-	a, _ := s.Addresses.Free("subnet-private1")
-	b, _ := s.Addresses.Free("subnet-private2")
-	if n := a + b; n != 0 || queue.Len() != 0 {
-		t.Fatalf("right after the node went: %d addresses free, %d pods queued; want none before the release delay", n, queue.Len())
+	// Another waits behind it, and is tried again with no new event.
+	behind := createPod(t, client, "behind", "apps", nil)
+	for range 2 {
+		if err := s.schedule(ctx, behind); err != nil {
+			t.Fatal(err)
+		}
 	}
-	time.Sleep(400 * time.Millisecond)
+	if evs := eventsOf(t, client, "apps", "behind"); len(evs) != 1 {
+		t.Errorf("events of the pod behind: %v, want one, counted", evs)
+	}
+	// A pod goes: its node's address frees, and the first waiting pod, only
+	// it, is queued.
+	gone, _ := client.CoreV1().Pods("apps").Get(ctx, "p3", metav1.GetOptions{})
+	if node := s.gone(types.NamespacedName{Namespace: "apps", Name: "p3"}); node != gone.Spec.NodeName {
+		t.Fatalf("p3's node: %q, want %q", node, gone.Spec.NodeName)
+	}
+	s.releaseNode(ctx, gone.Spec.NodeName)
 	if queue.Len() != 1 {
-		t.Fatalf("%d pods queued after an address freed, want the waiting one", queue.Len())
+		t.Fatalf("%d pods queued after an address freed, want the first waiting one", queue.Len())
 	}
 	key, _ := queue.Get()
 	if err := s.schedule(ctx, key); err != nil || key != waiting {
@@ -493,41 +501,126 @@ func TestSubnetCapacity(t *testing.T) {
 	}
 }
 
+// TestReleaseDelay: a gone pod's address stays taken for the delay.
+func TestReleaseDelay(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{Duration: time.Hour}
+	s, client := newScheduler(t, cfg, 1)
+	ctx := context.Background()
+	if err := s.schedule(ctx, createPod(t, client, "web", "apps", nil)); err != nil {
+		t.Fatal(err)
+	}
+	free := func() (n int) {
+		for _, id := range cfg.PrivateSubnetIDs() {
+			f, _ := s.Addresses.Free(id)
+			n += f
+		}
+		return n
+	}
+	before := free()
+	s.releaseNode(ctx, s.gone(types.NamespacedName{Namespace: "apps", Name: "web"}))
+	nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if len(nodes.Items) != 0 || free() != before {
+		t.Errorf("%d nodes left, %d addresses free (%d before): want the node gone and its address still taken", len(nodes.Items), free(), before)
+	}
+}
+
+// TestUnboundNodeReleased: a pod whose binding fails (deleted while its
+// node started) leaves no node and no address behind.
+func TestUnboundNodeReleased(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{}
+	s, client := newScheduler(t, cfg, 1)
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "binding" {
+			return true, nil, errors.New("pods \"web\" not found")
+		}
+		return false, nil, nil
+	})
+	ctx := context.Background()
+	if err := s.schedule(ctx, createPod(t, client, "web", "apps", nil)); err == nil {
+		t.Fatal("the binding failed, and schedule says nothing")
+	}
+	nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	for _, id := range cfg.PrivateSubnetIDs() {
+		if n, _ := s.Addresses.Free(id); n != 8187 || len(nodes.Items) != 0 {
+			t.Errorf("%s: %d addresses free, %d nodes; want all free and none", id, n, len(nodes.Items))
+		}
+	}
+}
+
+// TestStart: a Fargate node of an earlier run keeps its address while its
+// pod is there; one whose pod went while the emulator was down is deleted.
+func TestStart(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.FargateScheduler.AddressReleaseDelay = &clusterconfig.Duration{}
+	s, client := newScheduler(t, cfg, 1)
+	ctx := context.Background()
+	for _, name := range []string{"kept", "gone"} {
+		if err := s.schedule(ctx, createPod(t, client, name, "apps", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, _ := client.CoreV1().Pods("apps").Get(ctx, "gone", metav1.GetOptions{})
+	if err := client.CoreV1().Pods("apps").Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := client.CoreV1().Pods("apps").Get(ctx, "kept", metav1.GetOptions{})
+	again := &Scheduler{Client: client, Config: cfg, Settings: s.Settings, Profiles: s.Profiles, Rand: s.Rand}
+	if err := again.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+	}
+	if diff := cmp.Diff([]string{kept.Spec.NodeName}, names); diff != "" || gone.Spec.NodeName == kept.Spec.NodeName {
+		t.Errorf("nodes after the start (-want +got):\n%s", diff)
+	}
+	taken := 0
+	for _, id := range cfg.PrivateSubnetIDs() {
+		n, _ := again.Addresses.Free(id)
+		taken += 8187 - n
+	}
+	if taken != 1 {
+		t.Errorf("%d addresses taken, want the kept pod's", taken)
+	}
+}
+
 // TestEvents: a placed pod gets, from fargate-scheduler, its logging event
-// (as its Logging annotation says) and then Scheduled, as on EKS.
+// (as its annotations, written by the webhook when the pod was created,
+// say) and then Scheduled, as on EKS.
 func TestEvents(t *testing.T) {
-	invalid := fargate.LoggingOf(fargate.LoggingSource{Found: true, Data: map[string]string{"output.conf": "[OUTPUT]\n    Name http\n    Match *\n"}}, fargate.DefaultSettings())
 	tests := []struct {
-		name    string
-		logging string // the Logging annotation; "" for none
-		current fargate.Logging
-		want    string // the logging event; "" for none
+		name        string
+		annotations map[string]string
+		want        string // the logging event; "" for none
 	}{
-		{name: "enabled", logging: "LoggingEnabled", want: "Normal LoggingEnabled: Successfully enabled logging for pod"},
-		{name: "not found", logging: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND",
+		{name: "enabled", annotations: map[string]string{fargate.LoggingAnnotation: "LoggingEnabled"},
+			want: "Normal LoggingEnabled: Successfully enabled logging for pod"},
+		{name: "not found", annotations: map[string]string{fargate.LoggingAnnotation: "LoggingDisabled: LOGGING_CONFIGMAP_NOT_FOUND"},
 			want: `Warning LoggingDisabled: Disabled logging because aws-logging configmap was not found. configmap "aws-logging" not found`},
-		{name: "invalid", logging: invalid.Annotation, current: invalid,
+		{name: "invalid", annotations: map[string]string{fargate.LoggingAnnotation: "LoggingDisabled: LOGGING_CONFIGMAP_INVALID",
+			LoggingProblemAnnotation: `output.conf: output "http" at line 1 is not supported on Fargate`},
 			want: `Warning LoggingDisabled: Disabled logging for pod due to invalid configmap. output.conf: output "http" at line 1 is not supported on Fargate. Please fix the logging configmap`},
-		{name: "invalid, fixed since", logging: invalid.Annotation, current: fargate.LoggingEnabled,
+		{name: "invalid, the problem not recorded", annotations: map[string]string{fargate.LoggingAnnotation: "LoggingDisabled: LOGGING_CONFIGMAP_INVALID"},
 			want: "Warning LoggingDisabled: Disabled logging for pod due to invalid configmap. Please fix the logging configmap"},
 		{name: "no annotation (created before the emulator recorded logging)"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, client := newScheduler(t, clusterconfig.Default(), uint64(i))
-			s.Logging = func(context.Context) fargate.Logging { return tt.current }
 			key := createPod(t, client, "web", "apps", nil)
-			if tt.logging != "" {
-				p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
-				p.Annotations = map[string]string{fargate.LoggingAnnotation: tt.logging}
-				if _, err := client.CoreV1().Pods("apps").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
+			p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+			p.Annotations = tt.annotations
+			if _, err := client.CoreV1().Pods("apps").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
 			}
 			if err := s.schedule(context.Background(), key); err != nil {
 				t.Fatal(err)
 			}
-			p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+			p, _ = client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
 			var want []string
 			if tt.want != "" {
 				want = append(want, "fargate-scheduler "+tt.want)
@@ -537,6 +630,31 @@ func TestEvents(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestEventsApart: the logging event is recorded as the pod's Fargate node
+// starts, Scheduled once it runs, timings.fargatePodStart later.
+func TestEventsApart(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.Timings.FargatePodStart.Duration = 1100 * time.Millisecond
+	s, client := newScheduler(t, cfg, 1)
+	key := createPod(t, client, "web", "apps", nil)
+	p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+	p.Annotations = map[string]string{fargate.LoggingAnnotation: "LoggingEnabled"}
+	if _, err := client.CoreV1().Pods("apps").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.schedule(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := client.CoreV1().Events("apps").List(context.Background(), metav1.ListOptions{})
+	at := map[string]time.Time{}
+	for _, e := range evs.Items {
+		at[e.Reason] = e.FirstTimestamp.Time
+	}
+	if gap := at["Scheduled"].Sub(at["LoggingEnabled"]); len(at) != 2 || gap < time.Second {
+		t.Errorf("events %v: Scheduled %s after LoggingEnabled, want the node's start time", at, gap)
 	}
 }
 

@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -83,7 +84,7 @@ func checkSide(ctx *rules.Context, objs []*object.Object) []outcome {
 func emulatorSide(t testing.TB, pod *corev1.Pod, profiles []fargate.Profile, s fargate.Settings) outcome {
 	t.Helper()
 	hook := &placement.Webhook{Profiles: func() []fargate.Profile { return profiles }}
-	ops, profile := hook.Mutate(pod.Namespace, pod)
+	ops, profile := hook.Mutate(context.Background(), pod.Namespace, pod)
 	if ops == nil {
 		return outcome{}
 	}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/emulator/ipam"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
 )
@@ -57,16 +60,22 @@ type Scheduler struct {
 	Rand *rand.Rand
 	// Addresses are the subnets' addresses, shared with EC2's
 	// DescribeSubnets; nil: Config's subnets, none taken.
-	Addresses *Addresses
-	// Logging returns the logging state of a Fargate pod whose Logging
-	// annotation says it was disabled for an invalid aws-logging ConfigMap:
-	// the message names the problem. nil: a message without it.
-	Logging func(context.Context) fargate.Logging
+	Addresses *ipam.Pool
 
 	mu      sync.Mutex
-	zones   map[string]string // node name → AZ, of the Fargate nodes
-	waiting map[types.NamespacedName]bool
+	started bool
+	zones   map[string]string               // node name → AZ, of the Fargate nodes
+	nodeIPs map[string]netip.Addr           // node name → address, of the Fargate nodes
+	pods    map[types.NamespacedName]string // pod → its Fargate node
+	// waiting are the pods that found no free address, first come first.
+	waiting []waiter
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+}
+
+// waiter is a pod waiting for a free address in one of its subnets.
+type waiter struct {
+	key     types.NamespacedName
+	subnets []string
 }
 
 // Decision is what fargate-scheduler does with a pod the webhook sent it.
@@ -100,21 +109,51 @@ func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decis
 	return d
 }
 
-// Run schedules pods until ctx ends.
-func (s *Scheduler) Run(ctx context.Context) error {
+// Start takes up the Fargate nodes of an earlier run: those of pods keep
+// their addresses, those whose pods went while the emulator was down are
+// deleted. Run starts it when it was not.
+func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.init(); err != nil {
 		return err
 	}
-	// The Fargate nodes of an earlier run keep their addresses.
+	s.mu.Lock()
+	started := s.started
+	s.started = true
+	s.mu.Unlock()
+	if started {
+		return nil
+	}
 	nodes, err := s.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: fargate.ComputeTypeLabel + "=fargate"})
 	if err != nil {
 		return fmt.Errorf("listing the Fargate nodes: %w", err)
 	}
+	pods, err := s.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.schedulerName", fargate.SchedulerName).String()})
+	if err != nil {
+		return fmt.Errorf("listing the Fargate pods: %w", err)
+	}
+	inUse := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			s.bound(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p.Spec.NodeName)
+			inUse[p.Spec.NodeName] = true
+		}
+	}
 	for _, n := range nodes.Items {
 		if ip, ok := nodeAddress(&n); ok {
 			s.Addresses.Mark(ip)
+			s.setNode(n.Name, n.Labels[corev1.LabelTopologyZone], ip)
 		}
-		s.setZone(n.Name, n.Labels[corev1.LabelTopologyZone])
+		if !inUse[n.Name] {
+			s.releaseNode(ctx, n.Name)
+		}
+	}
+	return nil
+}
+
+// Run schedules pods until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
 	}
 	// A pod whose scheduling fails (a conflict, the API server restarting) is
 	// retried with backoff; refusals are not failures and are not retried,
@@ -143,11 +182,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				if !ok {
 					return
 				}
-				s.mu.Lock()
-				delete(s.waiting, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
-				s.mu.Unlock()
-				if p.Spec.NodeName != "" {
-					s.releaseNode(context.WithoutCancel(ctx), p.Spec.NodeName)
+				// The node it was bound to, as the scheduler bound it: the
+				// last state of a pod deleted unseen may predate the binding.
+				if node := s.gone(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}); node != "" {
+					s.releaseNode(context.WithoutCancel(ctx), node)
 				}
 			},
 		},
@@ -203,11 +241,12 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	}
 	room := withRoom()
 	if len(room) == 0 && len(subnets) > 0 {
-		s.wait(key)
+		s.wait(key, subnets)
 		if room = withRoom(); len(room) == 0 { // looked again: an address freed meanwhile is not missed
 			return s.event(ctx, pod, s.Config.SubnetFullMessage(subnets))
 		}
 	}
+	s.unwait(key)
 	subnet, err := s.subnet(ctx, pod, room)
 	if err != nil {
 		return err
@@ -222,15 +261,24 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		// With VPC DNS hostnames off every node is fargate-null: one pod only.
 		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", fargate.NullNodeName))
 	}
+	if errors.Is(err, ipam.ErrFull) {
+		s.wait(key, subnets)
+		return s.event(ctx, pod, s.Config.SubnetFullMessage(subnets))
+	}
 	if err != nil {
 		return s.event(ctx, pod, err.Error())
 	}
-	s.mu.Lock()
-	delete(s.waiting, key)
-	s.mu.Unlock()
+	// A pod that is not bound in the end (deleted meanwhile, a failed
+	// binding, which is retried) leaves no node and no address behind.
+	placed := false
+	defer func() {
+		if !placed {
+			s.releaseNode(context.WithoutCancel(ctx), node.Name)
+		}
+	}()
 	// EKS records the pod's logging state as it starts the pod's node, and
 	// its placement once the node runs.
-	if l, ok := s.logging(ctx, pod); ok {
+	if l, ok := s.logging(pod); ok {
 		if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, l.EventType, l.Reason, l.Message); err != nil {
 			slog.Warn("recording the pod's logging", "pod", key.String(), "err", err)
 		}
@@ -255,6 +303,8 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if err := s.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("binding the pod to %s: %w", node.Name, err)
 	}
+	placed = true
+	s.bound(key, node.Name)
 	scheduled := fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node.Name)
 	if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeNormal, "Scheduled", scheduled); err != nil {
 		slog.Warn("recording the pod's placement", "pod", key.String(), "err", err)
@@ -286,7 +336,7 @@ func (s *Scheduler) createNode(ctx context.Context, subnet, az string, size farg
 		_, err = s.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		switch {
 		case err == nil:
-			s.setZone(node.Name, az)
+			s.setNode(node.Name, az, ip)
 			return node, nil
 		case apierrors.IsAlreadyExists(err) && hostnames:
 			continue // the address stays taken
@@ -298,7 +348,7 @@ func (s *Scheduler) createNode(ctx context.Context, subnet, az string, size farg
 			return nil, fmt.Errorf("creating node %s: %w", node.Name, err)
 		}
 	}
-	return nil, fmt.Errorf("no free address in subnet %s after 10 draws", subnet)
+	return nil, fmt.Errorf("%w: subnet %s, after 10 addresses taken by nodes unknown to fargate-scheduler", ipam.ErrFull, subnet)
 }
 
 // subnet picks the subnet of a pod among its profile's, as the settings'
@@ -354,13 +404,35 @@ func (s *Scheduler) ownerLoad(ctx context.Context, pod *corev1.Pod) (map[string]
 	return load, nil
 }
 
-func (s *Scheduler) setZone(node, az string) {
+// setNode records a Fargate node's AZ and address.
+func (s *Scheduler) setNode(node, az string, ip netip.Addr) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.zones == nil {
-		s.zones = map[string]string{}
+		s.zones, s.nodeIPs = map[string]string{}, map[string]netip.Addr{}
 	}
-	s.zones[node] = az
+	s.zones[node], s.nodeIPs[node] = az, ip
+}
+
+// bound records the Fargate node a pod is bound to.
+func (s *Scheduler) bound(pod types.NamespacedName, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pods == nil {
+		s.pods = map[types.NamespacedName]string{}
+	}
+	s.pods[pod] = node
+}
+
+// gone forgets a pod that is gone: its Fargate node, "" for none, and its
+// wait for an address.
+func (s *Scheduler) gone(pod types.NamespacedName) string {
+	s.unwait(pod)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	node := s.pods[pod]
+	delete(s.pods, pod)
+	return node
 }
 
 func (s *Scheduler) zone(node string) string {
@@ -401,29 +473,26 @@ func (s *Scheduler) node(ip netip.Addr, az string, size fargate.Sizing, hostname
 	}
 }
 
-// releaseNode deletes the Fargate node of a pod that is gone.
+// releaseNode deletes the Fargate node of a pod that is gone (or was never
+// bound), and frees its address once the node is gone.
 func (s *Scheduler) releaseNode(ctx context.Context, name string) {
-	node, err := s.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil || node.Labels[fargate.ComputeTypeLabel] != "fargate" {
-		return
-	}
 	s.mu.Lock()
+	ip, known := s.nodeIPs[name]
 	delete(s.zones, name)
+	delete(s.nodeIPs, name)
 	s.mu.Unlock()
 	if err := s.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		slog.Warn("deleting a Fargate node", "node", name, "err", err)
-		return // the address stays taken while the node exists
-	}
-	// Freed once the node is gone, and after the configured delay (the ENI
-	// being deleted), so that a new node at the address does not collide
-	// with it.
-	ip, ok := nodeAddress(node)
-	if !ok {
+		slog.Warn("deleting a Fargate node: its address stays taken until the emulator starts again", "node", name, "err", err)
 		return
 	}
+	if !known {
+		return
+	}
+	// After the configured delay (the ENI being deleted), so that a new
+	// node at the address does not collide with it.
 	release := func() {
-		if s.Addresses.Release(ip) != "" {
-			s.retryWaiting()
+		if subnet := s.Addresses.Release(ip); subnet != "" {
+			s.retryWaiting(subnet)
 		}
 	}
 	if d := s.Config.ReleaseDelay(); d > 0 {
@@ -443,28 +512,40 @@ func nodeAddress(n *corev1.Node) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// wait remembers a pod that found no free address in its profile's subnets.
-func (s *Scheduler) wait(key types.NamespacedName) {
+// wait remembers a pod that found no free address in subnets, behind those
+// that waited before it.
+func (s *Scheduler) wait(key types.NamespacedName, subnets []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.waiting == nil {
-		s.waiting = map[types.NamespacedName]bool{}
+	if !slices.ContainsFunc(s.waiting, func(w waiter) bool { return w.key == key }) {
+		s.waiting = append(s.waiting, waiter{key: key, subnets: subnets})
 	}
-	s.waiting[key] = true
 }
 
-// retryWaiting queues again the pods that found no free address: one has
-// just freed.
-func (s *Scheduler) retryWaiting() {
+// unwait forgets a pod's wait for an address.
+func (s *Scheduler) unwait(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waiting = slices.DeleteFunc(s.waiting, func(w waiter) bool { return w.key == key })
+}
+
+// retryWaiting queues again, first come first, as many of the pods that
+// wait for an address of subnet as it has free.
+func (s *Scheduler) retryWaiting(subnet string) {
+	free, _ := s.Addresses.Free(subnet)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.queue == nil {
 		return
 	}
-	for key := range s.waiting {
-		s.queue.Add(key)
-	}
-	clear(s.waiting)
+	s.waiting = slices.DeleteFunc(s.waiting, func(w waiter) bool {
+		if free < 1 || !slices.Contains(w.subnets, subnet) {
+			return false
+		}
+		free--
+		s.queue.Add(w.key)
+		return true
+	})
 }
 
 // init gives the scheduler its defaults.
@@ -472,7 +553,7 @@ func (s *Scheduler) init() error {
 	if s.Addresses != nil {
 		return nil
 	}
-	a, err := NewAddresses(s.Config.SubnetCIDRs())
+	a, err := ipam.New(s.Config.SubnetCIDRs())
 	if err != nil {
 		return fmt.Errorf("the VPC's subnets: %w", err)
 	}
@@ -480,40 +561,52 @@ func (s *Scheduler) init() error {
 	return nil
 }
 
-// logging is the logging state EKS gave the pod at its creation, as its
-// Logging annotation records it (Webhook); false without the annotation.
-func (s *Scheduler) logging(ctx context.Context, pod *corev1.Pod) (fargate.Logging, bool) {
-	switch v, ok := pod.Annotations[fargate.LoggingAnnotation]; {
-	case !ok:
-		return fargate.Logging{}, false
-	case v == fargate.LoggingEnabled.Annotation:
+// logging is the logging state EKS gave the pod at its creation, as the
+// webhook recorded it in its annotations; false without them.
+func (s *Scheduler) logging(pod *corev1.Pod) (fargate.Logging, bool) {
+	switch pod.Annotations[fargate.LoggingAnnotation] {
+	case fargate.LoggingEnabled.Annotation:
 		return fargate.LoggingEnabled, true
-	case v == fargate.LoggingNotFound.Annotation:
+	case fargate.LoggingNotFound.Annotation:
 		return fargate.LoggingNotFound, true
+	case fargate.LoggingInvalidAnnotation:
+		return fargate.LoggingInvalid(pod.Annotations[LoggingProblemAnnotation]), true
 	}
-	// Invalid: the message names the ConfigMap's problem, as it is now.
-	if s.Logging != nil {
-		if l := s.Logging(ctx); l.Annotation == pod.Annotations[fargate.LoggingAnnotation] {
-			return l, true
-		}
-	}
-	return fargate.Logging{Annotation: pod.Annotations[fargate.LoggingAnnotation], EventType: corev1.EventTypeWarning, Reason: "LoggingDisabled",
-		Message: "Disabled logging for pod due to invalid configmap. Please fix the logging configmap"}, true
+	return fargate.Logging{}, false
 }
 
 // event records a FailedScheduling Warning event from fargate-scheduler on
 // the pod, which stays Pending.
 func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) error {
-	return s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeWarning, "FailedScheduling", message)
+	// Said again (a pod waiting for an address is tried each time one frees),
+	// it is counted on the one event, as client-go's recorder aggregates.
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(string(pod.UID) + "\x00" + message))
+	name := fmt.Sprintf("%s.%x", pod.Name, h.Sum64())
+	events := s.Client.CoreV1().Events(pod.Namespace)
+	if old, err := events.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		old.Count++
+		old.LastTimestamp = metav1.Now()
+		if _, err := events.Update(ctx, old, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("recording event %q again: %w", message, err)
+		}
+		return nil
+	}
+	return s.create(ctx, pod, name, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeWarning, "FailedScheduling", message)
 }
 
-// record records an event about the pod.
+// record records an event about the pod, named as client-go's recorder
+// names events: in the order recorded, which kubectl describe keeps for
+// events of the same second.
 func (s *Scheduler) record(ctx context.Context, pod *corev1.Pod, source corev1.EventSource, typ, reason, message string) error {
+	return s.create(ctx, pod, fmt.Sprintf("%s.%x", pod.Name, time.Now().UnixNano()), source, typ, reason, message)
+}
+
+// create creates an event about the pod.
+func (s *Scheduler) create(ctx context.Context, pod *corev1.Pod, name string, source corev1.EventSource, typ, reason, message string) error {
 	now := metav1.Now()
 	ev := &corev1.Event{
-		// Named as client-go's recorder names events: in the order recorded,
-		// which kubectl describe keeps for events of the same second.
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
 		Reason:         reason,
 		Message:        message,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -38,15 +39,25 @@ type Webhook struct {
 	// Profiles returns the ACTIVE profiles at the time of the call.
 	Profiles func() []fargate.Profile
 	// Logging returns the logging state of a Fargate pod created now
-	// (ReadLogging), which the pod's Logging annotation records; nil: none.
-	Logging func() fargate.Logging
+	// (ReadLogging), which the pod's Logging annotation records; nil, or an
+	// error: no annotation.
+	Logging func(context.Context) (fargate.Logging, error)
 }
+
+// LoggingProblemAnnotation carries to fargate-scheduler the problem of the
+// invalid aws-logging ConfigMap a pod was created under, which its
+// LoggingDisabled event names: decided when the pod is created.
+const LoggingProblemAnnotation = "fargatekit.io/logging-problem"
+
+// loggingTimeout bounds the webhook's reading of the logging ConfigMap,
+// well within the API server's 10 s for the whole call.
+const loggingTimeout = 2 * time.Second
 
 // Mutate decides what EKS does to a pod being created in namespace ns: nil
 // when it leaves the pod alone, else the JSON patch that sends it to
 // fargate-scheduler with its profile label, compute-type annotation and
 // logging state.
-func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]admission.PatchOp, string) {
+func (w *Webhook) Mutate(ctx context.Context, ns string, pod *corev1.Pod) ([]admission.PatchOp, string) {
 	active := w.Profiles()
 	if active == nil {
 		active = []fargate.Profile{} // none ACTIVE, which is not Place's "no profiles known"
@@ -59,7 +70,16 @@ func (w *Webhook) Mutate(ns string, pod *corev1.Pod) ([]admission.PatchOp, strin
 	ops = append(ops, admission.MapEntry("/metadata/labels", pod.Labels, fargate.ProfileLabel, p.Profile)...)
 	annotations := []string{fargate.ComputeTypeAnnotation, "fargate"}
 	if w.Logging != nil {
-		annotations = append(annotations, fargate.LoggingAnnotation, w.Logging().Annotation)
+		ctx, cancel := context.WithTimeout(ctx, loggingTimeout)
+		defer cancel()
+		switch l, err := w.Logging(ctx); {
+		case err != nil:
+			slog.Warn("deciding a Fargate pod's logging: no Logging annotation", "namespace", ns, "err", err)
+		case l.Problem != "":
+			annotations = append(annotations, fargate.LoggingAnnotation, l.Annotation, LoggingProblemAnnotation, l.Problem)
+		default:
+			annotations = append(annotations, fargate.LoggingAnnotation, l.Annotation)
+		}
 	}
 	ops = append(ops, admission.MapEntries("/metadata/annotations", pod.Annotations, annotations...)...)
 	return ops, p.Profile
@@ -90,7 +110,7 @@ func ReadLogging(ctx context.Context, client kubernetes.Interface, s fargate.Set
 // failurePolicy Ignore would be bypassed.
 func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	admission.Handler(func(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]admission.PatchOp, error) {
-		ops, profile := w.Mutate(req.Namespace, pod)
+		ops, profile := w.Mutate(r.Context(), req.Namespace, pod)
 		if ops != nil {
 			slog.Debug("pod sent to Fargate", "namespace", req.Namespace, "name", cmp.Or(pod.Name, pod.GenerateName), "profile", profile)
 		}

@@ -1,4 +1,4 @@
-package placement
+package ipam
 
 import (
 	"math/rand/v2"
@@ -9,14 +9,14 @@ import (
 // TestAddresses: a /28 gives eleven addresses (.4 to .14), each once, then
 // none; a released address is given again; an address marked by an
 // earlier run is not given, and counts in the subnet that holds it.
-func TestAddresses(t *testing.T) {
-	a, err := NewAddresses(map[string]string{"subnet-a": "10.0.1.0/28", "subnet-b": "10.0.2.0/24"})
+func TestPool(t *testing.T) {
+	a, err := New(map[string]string{"subnet-a": "10.0.1.0/28", "subnet-b": "10.0.2.0/24"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	if !a.Mark(netip.MustParseAddr("10.0.1.7")) || a.Mark(netip.MustParseAddr("10.9.9.9")) {
-		t.Fatal("Mark: an address of subnet-a not marked, or one outside every subnet marked")
+	if !a.Mark(netip.MustParseAddr("10.0.1.7")) || a.Mark(netip.MustParseAddr("10.9.9.9")) || a.Mark(netip.MustParseAddr("10.0.1.15")) || a.Mark(netip.MustParseAddr("10.0.1.3")) {
+		t.Fatal("Mark: an address of subnet-a not marked, or one outside every subnet or reserved by AWS marked")
 	}
 	if n, ok := a.Free("subnet-a"); n != 10 || !ok {
 		t.Errorf("Free(subnet-a) = %d, %v; want 10", n, ok)
@@ -55,9 +55,9 @@ func TestAddresses(t *testing.T) {
 	}
 }
 
-func TestNewAddressesRefuses(t *testing.T) {
+func TestNewRefuses(t *testing.T) {
 	for _, cidr := range []string{"10.0.1.0/29", "fd00::/64", "nonsense"} {
-		if _, err := NewAddresses(map[string]string{"subnet-a": cidr}); err == nil {
+		if _, err := New(map[string]string{"subnet-a": cidr}); err == nil {
 			t.Errorf("CIDR %q accepted", cidr)
 		}
 	}

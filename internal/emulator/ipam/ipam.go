@@ -1,31 +1,39 @@
-package placement
+// Package ipam holds the addresses Fargate pods take in the emulator's
+// subnets: fargate-scheduler takes and releases them, EC2's DescribeSubnets
+// counts them.
+package ipam
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
 )
 
+// ErrFull is the error of a subnet without a free address.
+var ErrFull = errors.New("no free address")
+
 // reservedAddresses are the addresses AWS keeps in every subnet: the first
 // four and the last one (VPC user guide, "Subnet CIDR blocks").
 const reservedAddresses = 5
 
-// Addresses are the addresses Fargate pods take in their subnets: each pod
-// has an ENI of its own, whose address is its node's and its own. An
-// address is taken while its node exists; fargate-scheduler and EC2's
-// DescribeSubnets (AvailableIpAddressCount) read the same counts.
-type Addresses struct {
+// Pool is the addresses Fargate pods take in their subnets: each pod has an
+// ENI of its own, whose address is its node's and its own. An address is
+// taken while its node exists; fargate-scheduler and EC2's DescribeSubnets
+// (AvailableIpAddressCount) read the same counts. It is safe for concurrent
+// use.
+type Pool struct {
 	mu      sync.Mutex
 	subnets map[string]netip.Prefix // by subnet ID
 	used    map[netip.Addr]string   // address → subnet ID
 	count   map[string]int          // subnet ID → addresses used
 }
 
-// NewAddresses returns the addresses of subnets (ID → CIDR), none taken.
-func NewAddresses(subnets map[string]string) (*Addresses, error) {
-	a := &Addresses{subnets: map[string]netip.Prefix{}, used: map[netip.Addr]string{}, count: map[string]int{}}
+// New returns the pool of subnets (ID → CIDR), no address taken.
+func New(subnets map[string]string) (*Pool, error) {
+	a := &Pool{subnets: map[string]netip.Prefix{}, used: map[netip.Addr]string{}, count: map[string]int{}}
 	for id, cidr := range subnets {
 		p, err := netip.ParsePrefix(cidr)
 		if err != nil || !p.Addr().Is4() || p.Bits() > 28 {
@@ -36,33 +44,43 @@ func NewAddresses(subnets map[string]string) (*Addresses, error) {
 	return a, nil
 }
 
-// usable is how many addresses a subnet gives its ENIs.
-func usable(p netip.Prefix) int { return 1<<(32-p.Bits()) - reservedAddresses }
+// Usable is how many addresses a subnet gives its ENIs.
+func Usable(p netip.Prefix) int { return 1<<(32-p.Bits()) - reservedAddresses }
+
+// usable reports whether an address of p is one ENIs get: not one of the
+// five AWS keeps.
+func usable(p netip.Prefix, ip netip.Addr) bool {
+	first := p.Addr().As4()
+	last := binary.BigEndian.Uint32(first[:]) + 1<<(32-p.Bits()) - 1
+	n := ip.As4()
+	v := binary.BigEndian.Uint32(n[:])
+	return p.Contains(ip) && v >= binary.BigEndian.Uint32(first[:])+4 && v < last
+}
 
 // Free returns how many addresses of the subnet are free, and whether the
 // subnet is known.
-func (a *Addresses) Free(subnet string) (int, bool) {
+func (a *Pool) Free(subnet string) (int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, ok := a.subnets[subnet]
 	if !ok {
 		return 0, false
 	}
-	return usable(p) - a.count[subnet], true
+	return Usable(p) - a.count[subnet], true
 }
 
 // Take takes a free address of the subnet, drawn at random; an error when
 // the subnet is unknown or full.
-func (a *Addresses) Take(subnet string, r *rand.Rand) (netip.Addr, error) {
+func (a *Pool) Take(subnet string, r *rand.Rand) (netip.Addr, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, ok := a.subnets[subnet]
 	if !ok {
 		return netip.Addr{}, fmt.Errorf("unknown subnet %s", subnet)
 	}
-	n := usable(p)
+	n := Usable(p)
 	if a.count[subnet] >= n {
-		return netip.Addr{}, fmt.Errorf("subnet %s has no free address", subnet)
+		return netip.Addr{}, fmt.Errorf("subnet %s: %w", subnet, ErrFull)
 	}
 	base := p.Addr().As4()
 	first := binary.BigEndian.Uint32(base[:]) + 4 // past the four reserved at the start
@@ -79,19 +97,19 @@ func (a *Addresses) Take(subnet string, r *rand.Rand) (netip.Addr, error) {
 			return ip, nil
 		}
 	}
-	return netip.Addr{}, fmt.Errorf("subnet %s has no free address", subnet) // not reached: count said one is free
+	return netip.Addr{}, fmt.Errorf("subnet %s: %w", subnet, ErrFull) // not reached: count said one is free
 }
 
 // Mark records an address as taken (a node of an earlier run), in the
-// subnet that holds it; false when no subnet does.
-func (a *Addresses) Mark(ip netip.Addr) bool {
+// subnet that holds it; false when no subnet gives it to ENIs.
+func (a *Pool) Mark(ip netip.Addr) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, taken := a.used[ip]; taken {
 		return true
 	}
 	for id, p := range a.subnets {
-		if p.Contains(ip) {
+		if usable(p, ip) {
 			a.used[ip] = id
 			a.count[id]++
 			return true
@@ -101,7 +119,7 @@ func (a *Addresses) Mark(ip netip.Addr) bool {
 }
 
 // Release frees an address; the subnet it was in, "" when it was not taken.
-func (a *Addresses) Release(ip netip.Addr) string {
+func (a *Pool) Release(ip netip.Addr) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	id, taken := a.used[ip]
