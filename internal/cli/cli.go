@@ -17,10 +17,22 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/spreadcmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cli/upgradecmd"
+	"github.com/fargatekit/fargatekit/internal/cli/versioncmd"
 )
 
-// Version is set at build time with -ldflags "-X github.com/fargatekit/fargatekit/internal/cli.Version=...".
-var Version = "dev"
+// Version, Commit and BuildDate are set by release builds with -ldflags
+// "-X github.com/fargatekit/fargatekit/internal/cli.Version=...";
+// unset, `fargatekit version` reads what Go recorded in the binary.
+var (
+	Version   string
+	Commit    string
+	BuildDate string
+)
+
+// build is what the release build set.
+func build() versioncmd.Build {
+	return versioncmd.Build{Version: Version, Commit: Commit, Date: BuildDate}
+}
 
 // Main runs fargatekit with args (without the program name) and returns the exit code.
 func Main(args []string, s streams.Streams) int {
@@ -61,7 +73,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit emulator up\n\n" +
 			"  # List the rules\n" +
 			"  fargatekit rules",
-		Version:       Version,
+		Version:       versioncmd.Current(build()).Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
@@ -77,6 +89,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s), versioncmd.NewCommand(s, build()))
 	return cmd
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+
+	"github.com/fargatekit/fargatekit/internal/cli/versioncmd"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -37,7 +39,7 @@ func TestCheckGolden(t *testing.T) {
 	if code != 2 {
 		t.Errorf("exit code %d, want 2 (input error); stderr: %s", code, stderr)
 	}
-	checkGolden(t, "testdata/check/golden.json", strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`))
+	checkGolden(t, "testdata/check/golden.json", strings.ReplaceAll(out, `"version": "`+versioncmd.Current(build()).Version+`"`, `"version": "test"`))
 }
 
 // checkGolden compares output with a golden file, which -update rewrites.

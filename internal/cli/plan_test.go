@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fargatekit/fargatekit/internal/cli/versioncmd"
 )
 
 const tfPlans = "../profiles/testdata/terraform"
@@ -52,7 +54,7 @@ func TestPlanGolden(t *testing.T) {
 // TestPlanJSON checks the plan section of the JSON contract on the incident.
 func TestPlanJSON(t *testing.T) {
 	_, out, _ := run(t, "", "plan", "-o", "json", "--terraform", "../../examples/incident/plan.json", "../../examples/incident/manifests")
-	checkGolden(t, "testdata/plan/incident.json.golden", strings.ReplaceAll(out, `"version": "`+Version+`"`, `"version": "test"`))
+	checkGolden(t, "testdata/plan/incident.json.golden", strings.ReplaceAll(out, `"version": "`+versioncmd.Current(build()).Version+`"`, `"version": "test"`))
 }
 
 func TestPlanErrors(t *testing.T) {
