@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -103,16 +104,19 @@ func (c *cluster) checkAddresses(ns string, running int) error {
 	return nil
 }
 
-// freeAddresses is what `aws ec2 describe-subnets` says of a subnet's free
-// addresses.
-func (c *cluster) freeAddresses(subnet string) int {
-	c.t.Helper()
-	out, err := c.shell(c.env(), "aws ec2 describe-subnets --subnet-ids "+subnet+" --query 'Subnets[0].AvailableIpAddressCount' --output text")
-	n, perr := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil || perr != nil {
-		c.t.Fatalf("aws ec2 describe-subnets: %v %v\n%s", err, perr, out)
+// freeAddresses returns what `aws ec2 describe-subnets` says of a subnet's
+// free addresses.
+func (c *cluster) freeAddresses() func(subnet string) int {
+	run := awscli.Runner(c.t, c.eksURL)
+	return func(subnet string) int {
+		c.t.Helper()
+		out, stderr, err := run("ec2", "describe-subnets", "--subnet-ids", subnet, "--query", "Subnets[0].AvailableIpAddressCount")
+		n, perr := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil || perr != nil {
+			c.t.Fatalf("aws ec2 describe-subnets: %v %v\n%s%s", err, perr, out, stderr)
+		}
+		return n
 	}
-	return n
 }
 
 // TestIntegrationPodAddresses: a Fargate pod's IP is its node's address,
@@ -122,6 +126,7 @@ func (c *cluster) freeAddresses(subnet string) int {
 // AvailableIpAddressCount counts what is really free.
 func TestIntegrationPodAddresses(t *testing.T) {
 	c := start(t, "small-subnet")
+	freeAddresses := c.freeAddresses()
 	c.namespace("apps")
 	// 50 pods over a /28 (11 addresses) and a /19, drawn at random among the
 	// subnets with room: the /28 fills (the chance it does not is 1e-5),
@@ -143,7 +148,7 @@ func TestIntegrationPodAddresses(t *testing.T) {
 				inSmall++
 			}
 		}
-		if small, large := c.freeAddresses("subnet-small"), c.freeAddresses("subnet-large"); small != 11-inSmall || large != 8187-(replicas-inSmall) {
+		if small, large := freeAddresses("subnet-small"), freeAddresses("subnet-large"); small != 11-inSmall || large != 8187-(replicas-inSmall) {
 			return fmt.Errorf("free: subnet-small %d, subnet-large %d; %d pods in subnet-small", small, large, inSmall)
 		}
 		return nil
@@ -151,7 +156,7 @@ func TestIntegrationPodAddresses(t *testing.T) {
 	if err := counted(); err != nil {
 		t.Error(err)
 	}
-	if free := c.freeAddresses("subnet-small"); free != 0 {
+	if free := freeAddresses("subnet-small"); free != 0 {
 		t.Errorf("subnet-small: %d free addresses, want none", free)
 	}
 	churned := 0
@@ -181,6 +186,7 @@ func TestIntegrationPodAddresses(t *testing.T) {
 // goes to the waiting pod.
 func TestIntegrationSubnetFull(t *testing.T) {
 	c := start(t, "small-subnet")
+	freeAddresses := c.freeAddresses()
 	c.namespace("small")
 	for i := range 12 {
 		c.kubectl(fmt.Sprintf("run -n small p%02d --image=public.ecr.aws/nginx/nginx:1.27", i))
@@ -207,7 +213,7 @@ func TestIntegrationSubnetFull(t *testing.T) {
 		}
 		return nil
 	})
-	if free := c.freeAddresses("subnet-small"); free != 0 {
+	if free := freeAddresses("subnet-small"); free != 0 {
 		t.Errorf("subnet-small: %d free addresses, want 0", free)
 	}
 	r, _ := c.scan(c.env())

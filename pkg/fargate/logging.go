@@ -42,6 +42,13 @@ func set(vals ...string) map[string]bool {
 	return m
 }
 
+// LoggingNamespaceEnabled reports whether a namespace named
+// LoggingNamespace with these labels is one Fargate reads the logging
+// ConfigMap from: labelled aws-observability: enabled.
+func LoggingNamespaceEnabled(labels map[string]string) bool {
+	return labels[LoggingNamespaceLabel] == "enabled"
+}
+
 // LoggingProblem is one constraint of Fargate's log router that the
 // aws-logging ConfigMap breaks.
 type LoggingProblem struct {

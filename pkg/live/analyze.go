@@ -94,7 +94,7 @@ func Analyze(s *Snapshot, o Options) *Result {
 	if len(s.Unread) == 0 {
 		fs = append(fs, v.nodeKubelets()...)
 		fs = append(fs, v.nullNodes()...)
-		fs = append(fs, v.subnetHeadroom(o.SubnetHeadroom)...)
+		fs = append(fs, v.subnetHeadroom(o.SubnetHeadroom, res.Workloads)...)
 	}
 	for i := range fs {
 		if fs[i].Severity == 0 {
@@ -508,8 +508,8 @@ func plural(n int, one string, other ...string) string {
 }
 
 // subnetHeadroom: the ACTIVE profiles whose subnets have fewer free
-// addresses than headroom, or than their workloads may need.
-func (v *view) subnetHeadroom(headroom int) []rules.Finding {
+// addresses than headroom, or than their workloads (states) may need.
+func (v *view) subnetHeadroom(headroom int, states []WorkloadState) []rules.Finding {
 	if v.Foundation == nil {
 		return nil
 	}
@@ -527,8 +527,8 @@ func (v *view) subnetHeadroom(headroom int) []rules.Finding {
 			t := a.Spec.ScaleTargetRef
 			most[object.Ref{Kind: t.Kind, Namespace: a.Namespace, Name: t.Name}] = int(a.Spec.MaxReplicas)
 		}
-		for _, w := range v.workloads {
-			pt := w.Object.Pod
+		for _, st := range states {
+			w, pt := st.Workload, st.Workload.Object.Pod
 			if pt == nil || pt.Replicas == 0 || finished(w.Object) {
 				continue
 			}
@@ -537,13 +537,7 @@ func (v *view) subnetHeadroom(headroom int) []rules.Finding {
 			if !where.Fargate {
 				continue
 			}
-			running := 0
-			for _, p := range w.Pods {
-				if Alive(p) && v.onFargate(p) {
-					running++
-				}
-			}
-			n := max(replicas-running, 0) + surge(w.Object, replicas)
+			n := max(replicas-st.Fargate, 0) + surge(w.Object, replicas)
 			if n > 0 {
 				need[where.Profile] += n
 				needers[where.Profile] = append(needers[where.Profile], fmt.Sprintf("%s %s/%s %d", w.Object.Ref.Kind, w.Namespace(), w.Object.Ref.Name, n))

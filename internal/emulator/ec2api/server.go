@@ -276,11 +276,10 @@ func (s *Server) subnets() []subnet {
 				continue
 			}
 			free := 0
-			if p, err := netip.ParsePrefix(sn.CIDR); err == nil {
-				free = ipam.Usable(p)
-			}
 			if s.FreeAddresses != nil {
 				free, _ = s.FreeAddresses(sn.ID)
+			} else if p, err := netip.ParsePrefix(sn.CIDR); err == nil {
+				free = ipam.Usable(p)
 			}
 			role := "kubernetes.io/role/internal-elb"
 			if kind.public {

@@ -93,7 +93,7 @@ func ReadLogging(ctx context.Context, client kubernetes.Interface, s fargate.Set
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fargate.Logging{}, fmt.Errorf("reading namespace %s: %w", fargate.LoggingNamespace, err)
 	}
-	if err == nil && ns.Labels[fargate.LoggingNamespaceLabel] == "enabled" {
+	if err == nil && fargate.LoggingNamespaceEnabled(ns.Labels) {
 		cm, err := client.CoreV1().ConfigMaps(fargate.LoggingNamespace).Get(ctx, fargate.LoggingConfigMap, metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fargate.Logging{}, fmt.Errorf("reading ConfigMap %s/%s: %w", fargate.LoggingNamespace, fargate.LoggingConfigMap, err)

@@ -47,7 +47,7 @@ var LoggingNamespace = &rules.Rule{
 		"labelled `aws-observability: enabled`. Without the label, Fargate pods ship no logs.",
 	Remediation: "Add the label `aws-observability: enabled` to the namespace.",
 	Check: func(_ *rules.Context, obj *object.Object, _ *rules.Workload) []rules.Finding {
-		if obj.Ref.Kind != "Namespace" || obj.Ref.APIVersion != "v1" || obj.Ref.Name != fargate.LoggingNamespace || obj.Labels[fargate.LoggingNamespaceLabel] == "enabled" {
+		if obj.Ref.Kind != "Namespace" || obj.Ref.APIVersion != "v1" || obj.Ref.Name != fargate.LoggingNamespace || fargate.LoggingNamespaceEnabled(obj.Labels) {
 			return nil
 		}
 		return []rules.Finding{rules.At(obj, "metadata", "the namespace has no label aws-observability: enabled, so Fargate ignores its logging configuration")}
