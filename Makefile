@@ -1,7 +1,10 @@
 # fargatekit — a thin Makefile; the work is in hack/.
 GO ?= go
+# The version a locally built image or release says it is.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_LAYOUT ?= dist/image
 
-.PHONY: all build demo test unit lint verify generate bench fuzz clean controlplane
+.PHONY: all build demo test unit lint verify generate docs bench fuzz clean controlplane image release-snapshot
 
 all: build
 
@@ -25,6 +28,9 @@ verify: ## generated docs and golden files are up to date
 generate: ## regenerate docs/rules.md
 	hack/generate.sh
 
+docs: ## regenerate the man pages (docs/man) and shell completions (completions/)
+	$(GO) run ./hack/gendocs
+
 bench: ## the benchmarks of docs/benchmarks.md
 	hack/bench.sh
 
@@ -34,5 +40,11 @@ fuzz: ## run every fuzz target for FUZZTIME (default 30s)
 controlplane: ## build the control plane binaries for the emulator (cached)
 	hack/build-controlplane.sh
 
+image: ## the container image, built with ko (no Docker engine) into $(IMAGE_LAYOUT) as an OCI layout; KO_DEFAULTBASEIMAGE replaces the base
+	VERSION=$(VERSION) KO_DOCKER_REPO=ghcr.io/fargatekit/fargatekit "$$(hack/tools.sh ko)" build --bare --push=false --oci-layout-path $(IMAGE_LAYOUT) ./cmd/fargatekit
+
+release-snapshot: ## a release of every platform into dist/, with GoReleaser, not published
+	PATH="$$(hack/tools.sh release):$$PATH" goreleaser release --snapshot --clean
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -9,6 +9,11 @@ if [ -z "${FARGATEKIT_CONTROLPLANE:-}" ]; then
 	export FARGATEKIT_CONTROLPLANE
 fi
 hack/tools.sh awscli >/dev/null
+# The release tests (internal/release) run GoReleaser, ko, crane, krew and
+# pre-commit, pinned and cached by hack/tools.sh.
+hack/tools.sh pre-commit >/dev/null
+PATH="$(hack/tools.sh release):$PATH"
+export PATH
 # Without the control plane the integration tests skip (go test ./... on a
 # fresh clone); here a skip would hide them, so they must run.
 export FARGATEKIT_INTEGRATION=required

@@ -5,10 +5,18 @@ cd "$(dirname "$0")/.."
 status=0
 
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+gen=$(mktemp -d)
+trap 'rm -rf "$tmp" "$gen"' EXIT
 go run ./cmd/fargatekit rules -o markdown > "$tmp"
 if ! diff -u docs/rules.md "$tmp"; then
 	echo "docs/rules.md is stale: run make generate" >&2
+	status=1
+fi
+
+go run ./hack/gendocs -man "$gen/man" -completions "$gen/completions"
+# The man pages' .TH line carries the month they were written.
+if ! diff -ru -I '^\.TH ' docs/man "$gen/man" || ! diff -ru completions "$gen/completions"; then
+	echo "the man pages or completions are stale: run make docs" >&2
 	status=1
 fi
 

@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], streams.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+	os.Exit(cli.Main(os.Args[0], os.Args[1:], streams.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,9 +37,25 @@ func build() versioncmd.Build {
 	return versioncmd.Build{Version: Version, Commit: Commit, Date: BuildDate}
 }
 
-// Main runs fargatekit with args (without the program name) and returns the exit code.
-func Main(args []string, s streams.Streams) int {
+// The names the binary answers to besides fargatekit: kubectl runs a plugin
+// named kubectl-fargatekit for `kubectl fargatekit ...`, and asks one named
+// kubectl_complete-fargatekit for the completions of its arguments.
+const (
+	Plugin           = "kubectl-fargatekit"
+	PluginCompletion = "kubectl_complete-fargatekit"
+)
+
+// Main runs fargatekit, invoked as arg0 (os.Args[0]) with args, and returns
+// the exit code.
+func Main(arg0 string, args []string, s streams.Streams) int {
 	cmd := NewCommand(s)
+	switch strings.TrimSuffix(filepath.Base(arg0), ".exe") {
+	case Plugin:
+		Rename(cmd, "kubectl fargatekit")
+	case PluginCompletion:
+		Rename(cmd, "kubectl fargatekit")
+		args = append([]string{cobra.ShellCompRequestCmd}, args...)
+	}
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	var exit *streams.ExitError
@@ -49,6 +68,25 @@ func Main(args []string, s streams.Streams) int {
 		fmt.Fprintf(s.ErrOut, "error: %v\n", err)
 		return streams.ExitInvalid
 	}
+}
+
+var exampleCommand = regexp.MustCompile(`(^|[\s"(])fargatekit `)
+
+// Rename makes the help of the command tree under root name it as it was
+// invoked: its usage lines and the commands of its examples.
+func Rename(root *cobra.Command, name string) {
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = name
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Example = exampleCommand.ReplaceAllString(c.Example, "${1}"+name+" ")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // NewCommand returns the root command.

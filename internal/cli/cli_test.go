@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = Main(args, streams.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	code = Main("fargatekit", args, streams.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -244,5 +244,40 @@ func TestUpgradeCheckExitCodes(t *testing.T) {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.want, out, stderr)
 			}
 		})
+	}
+}
+
+// TestPluginNames checks the names kubectl runs the binary by: as
+// kubectl-fargatekit its help names it `kubectl fargatekit`, in the usage
+// lines and in the examples; as kubectl_complete-fargatekit it completes its
+// arguments; by any other name (fargatekit, a path, .exe) it is fargatekit.
+func TestPluginNames(t *testing.T) {
+	for _, tc := range []struct {
+		arg0       string
+		args       []string
+		want, none []string
+	}{
+		{"/usr/local/bin/kubectl-fargatekit", []string{"emulator", "env", "--help"},
+			[]string{"  kubectl fargatekit emulator env [flags]", `eval "$(kubectl fargatekit emulator env)"`}, []string{"\n  fargatekit emulator env [flags]"}},
+		{"C:/bin/kubectl-fargatekit.exe", []string{"--help"},
+			[]string{`Use "kubectl fargatekit [command] --help"`, "  kubectl fargatekit check --profiles cluster.yaml deploy/"}, []string{"\n  fargatekit check"}},
+		{"kubectl_complete-fargatekit", []string{"sc"}, []string{"scan\t"}, []string{"check\t"}},
+		{"fargatekit", []string{"--help"}, []string{`Use "fargatekit [command] --help"`, "\n  fargatekit check --profiles"}, []string{"kubectl"}},
+		{"./fargatekit-dev", []string{"--help"}, []string{`Use "fargatekit [command] --help"`}, []string{"kubectl"}},
+	} {
+		var out, errOut bytes.Buffer
+		if code := Main(tc.arg0, tc.args, streams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}); code != 0 {
+			t.Errorf("%s %v: exit %d\n%s", tc.arg0, tc.args, code, errOut.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s %v does not print %q:\n%s", tc.arg0, tc.args, w, out.String())
+			}
+		}
+		for _, n := range tc.none {
+			if strings.Contains(out.String(), n) {
+				t.Errorf("%s %v prints %q:\n%s", tc.arg0, tc.args, n, out.String())
+			}
+		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 // TestMain lets the scripts run fargatekit as a command of their own.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"fargatekit": func() { os.Exit(Main(os.Args[1:], streams.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})) },
+		"fargatekit": func() {
+			os.Exit(Main(os.Args[0], os.Args[1:], streams.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+		},
 	})
 }
 

@@ -4,6 +4,11 @@
 //
 //	# not run: the paths stand for your own files
 //
+// and a block that needs what only one test sets up (a module proxy, a
+// release build) names that test:
+//
+//	# run by TestGoInstall: the module comes from a local proxy
+//
 // A ```text block right after a shell block is the output it shows: every
 // line of it but "..." (an elision, however indented) must come out, in
 // that order, and its first line first unless it begins with "...".
@@ -35,6 +40,8 @@ const (
 	Emulator Kind = "emulator"
 	// NotRun blocks say why on their first line.
 	NotRun Kind = "not run"
+	// RunBy blocks name, on their first line, the test that runs them.
+	RunBy Kind = "run by"
 )
 
 // Block is one shell block of a document.
@@ -47,11 +54,16 @@ type Block struct {
 	Kind   Kind
 	// Why is the reason a NotRun block gives.
 	Why string
+	// Test is the test that runs a RunBy block.
+	Test string
 }
 
 func (b Block) String() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
 
-var notRun = regexp.MustCompile(`^# not run: (.+)$`)
+var (
+	notRun = regexp.MustCompile(`^# not run: (.+)$`)
+	runBy  = regexp.MustCompile(`^# run by (Test\w+): (.+)$`)
+)
 
 // Documents are the documents whose shell blocks are checked: README.md,
 // docs/*.md and every README under examples/.
@@ -124,6 +136,9 @@ func parse(root, doc string) ([]Block, error) {
 				if m := notRun.FindStringSubmatch(lines[0]); m != nil {
 					cur.Why = m[1]
 				}
+				if m := runBy.FindStringSubmatch(lines[0]); m != nil {
+					cur.Test, cur.Why = m[1], m[2]
+				}
 				out = append(out, *cur)
 				last = len(out) - 1
 			case "text":
@@ -148,6 +163,9 @@ func parse(root, doc string) ([]Block, error) {
 func kind(lines []string) Kind {
 	if len(lines) > 0 && notRun.MatchString(lines[0]) {
 		return NotRun
+	}
+	if len(lines) > 0 && runBy.MatchString(lines[0]) {
+		return RunBy
 	}
 	for _, l := range lines {
 		if strings.Contains(l, "emulator") && strings.Contains(l, " up") {
@@ -196,6 +214,19 @@ func linePattern(line string) *regexp.Regexp {
 var runElsewhere = map[string]string{
 	"make test":         ".ci/run runs it",
 	"make controlplane": "hack/test.sh builds the control plane before the tests",
+}
+
+// BlocksRunBy returns the blocks of the documents under root that name test
+// as the one that runs them.
+func BlocksRunBy(root, test string) ([]Block, error) {
+	all, err := Blocks(root)
+	var out []Block
+	for _, b := range all {
+		if b.Kind == RunBy && b.Test == test {
+			out = append(out, b)
+		}
+	}
+	return out, err
 }
 
 // Run runs blocks (one, or the blocks of a document in order, in one

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -31,8 +33,12 @@ func TestDocumentBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := map[Kind]int{}
+	tests := testNames(t, root)
 	for _, b := range blocks {
 		counts[b.Kind]++
+		if b.Kind == RunBy && !tests[b.Test] {
+			t.Errorf("%s: the block names %s to run it, and there is no such test", b, b.Test)
+		}
 		if b.Kind != Static {
 			continue
 		}
@@ -75,4 +81,25 @@ func TestShowsOutput(t *testing.T) {
 			t.Errorf("ShowsOutput(%q) = %v, want %v", want, got, ok)
 		}
 	}
+}
+
+// testNames are the names of the Test functions of the repository's tests.
+func testNames(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		for _, m := range decl.FindAllSubmatch(data, -1) {
+			names[string(m[1])] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

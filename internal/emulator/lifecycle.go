@@ -105,7 +105,9 @@ var Binaries = []string{"kube-apiserver", "kube-controller-manager", "kube-sched
 func Up(ctx context.Context, o *Options) error {
 	for _, b := range Binaries {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
-			return fmt.Errorf("control plane binary %s is missing in %s: build them with `make controlplane` (hack/build-controlplane.sh) or give --bin-dir", b, o.BinDir)
+			return fmt.Errorf("control plane binary %s is missing in %s: fargatekit's releases do not carry the control plane; "+
+				"build it from source with `make controlplane` in a clone of https://github.com/fargatekit/fargatekit (once, cached), "+
+				"or give --bin-dir (or FARGATEKIT_CONTROLPLANE) a directory of %s", b, o.BinDir, strings.Join(Binaries, ", "))
 		}
 	}
 	if o.Record == nil {

@@ -28,7 +28,7 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 			return
 		}
-		fail(Error{File: file, Line: line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n))})
+		fail(Error{File: file, Line: line, Message: fmt.Sprintf("%s (found %s)", notObject, kindName(n))})
 		return
 	}
 	data, err := toJSON(n)

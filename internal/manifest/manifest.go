@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -55,6 +56,11 @@ type Loader struct {
 	// OnFile, if set, is called for each file, and each path Expand handled,
 	// in input order.
 	OnFile func(path string)
+	// SkipNonManifests drops, without an error, a file (or standard input)
+	// that holds no Kubernetes object: every document of it is a list, a
+	// scalar, or an object without apiVersion and kind (a CI configuration,
+	// Helm values). An input with no object at all is then no error either.
+	SkipNonManifests bool
 	// Workers is how many files are parsed at once; 0 means GOMAXPROCS.
 	// Objects and errors are still emitted in input order.
 	//
@@ -81,7 +87,7 @@ func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith 
 	// in, or the wrong directory, must not pass as "no findings".
 	objects, problems := 0, 0
 	defer func() {
-		if objects == 0 && problems == 0 && len(paths) > 0 {
+		if objects == 0 && problems == 0 && len(paths) > 0 && !l.SkipNonManifests {
 			failWith(Error{File: strings.Join(paths, " "), Message: "no Kubernetes objects found (read: .yaml, .yml and .json files, Helm charts, kustomizations, or - for standard input)"})
 		}
 	}()
@@ -142,7 +148,22 @@ func (l *Loader) parseUnit(u unit) parsed {
 	for _, d := range u.docs {
 		Parse(d.File, d.Data, emit, fail)
 	}
+	if l.SkipNonManifests && len(r.objects) == 0 && !slices.ContainsFunc(r.errors, isManifestError) {
+		r.errors = nil
+	}
 	return r
+}
+
+// The problems of a document that is no Kubernetes object at all.
+const (
+	notObject        = "document is not an object"
+	noAPIVersionKind = "object has no apiVersion and kind"
+)
+
+// isManifestError reports whether e is a problem of a Kubernetes manifest,
+// not of a file that holds none.
+func isManifestError(e Error) bool {
+	return !strings.HasPrefix(e.Message, notObject) && e.Message != object.ErrNotObject.Error()
 }
 
 // parse parses the units produce adds on Workers goroutines and emits their

@@ -330,3 +330,41 @@ func writeFile(t *testing.T, path, data string) {
 func configMap(name string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
 }
+
+// TestSkipNonManifests checks that SkipNonManifests drops the files that hold
+// no Kubernetes object and nothing else: a manifest's own problems stay, in a
+// file with objects or alone, and so do they without the option.
+func TestSkipNonManifests(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"ci.yaml":     "on: push\njobs: {}\n", // no apiVersion and kind
+		"hooks.yaml":  "- id: a\n",            // a list
+		"mixed.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nfoo: bar\n",
+		"broken.yaml": "kind: Pod\nmetadata: {name: b}\n",                      // a manifest without apiVersion
+		"bad.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n", // not YAML
+	}
+	var paths []string
+	for name, data := range files {
+		writeFile(t, filepath.Join(dir, name), data)
+	}
+	for _, name := range []string{"bad.yaml", "broken.yaml", "ci.yaml", "hooks.yaml", "mixed.yaml"} {
+		paths = append(paths, filepath.Join(dir, name))
+	}
+	load := func(skip bool, paths []string) (objects int, errs []string) {
+		(&Loader{SkipNonManifests: skip}).Load(paths, func(*object.Object) { objects++ }, func(e Error) {
+			errs = append(errs, strings.TrimPrefix(e.Error(), dir+string(filepath.Separator)))
+		})
+		return objects, errs
+	}
+	objects, errs := load(true, paths)
+	want := []string{"bad.yaml:3: invalid YAML: did not find expected node content", "broken.yaml:1: object has no apiVersion", "mixed.yaml:5: object has no apiVersion and kind"}
+	if diff := cmp.Diff(want, errs); objects != 1 || diff != "" {
+		t.Errorf("skipping: %d objects, errors (-want +got):\n%s", objects, diff)
+	}
+	if _, errs := load(false, paths); len(errs) != 5 {
+		t.Errorf("without skipping, every file has its error: %q", errs)
+	}
+	if objects, errs := load(true, paths[2:4]); objects != 0 || len(errs) != 0 {
+		t.Errorf("only files without objects: %d objects, errors %q; want none", objects, errs)
+	}
+}

@@ -75,6 +75,10 @@ var kinds = map[string]func() any{
 	"eks.services.k8s.aws/PodIdentityAssociation": func() any { return &PodIdentityAssociation{} },
 }
 
+// ErrNotObject is Decode's error for JSON with neither apiVersion nor kind:
+// not a Kubernetes object at all.
+var ErrNotObject = errors.New("object has no apiVersion and kind")
+
 // Decode builds an Object from one object's JSON. apiVersion and kind, when
 // the caller already knows them, select the typed decoding so that the JSON
 // is decoded once; empty, they are read from the JSON. The error says which
@@ -91,6 +95,9 @@ func Decode(apiVersion, kind string, data []byte, src Source, lines Lines) (*Obj
 	var h header
 	if err := unmarshal(data, &h); err != nil {
 		return nil, err
+	}
+	if h.APIVersion == "" && h.Kind == "" {
+		return nil, ErrNotObject
 	}
 	var missing []string
 	if h.APIVersion == "" {

@@ -34,6 +34,7 @@ type flagpole struct {
 	region        string
 	settingsPath  string
 	maxFileSize   int64
+	skipOther     bool
 	render        render.Options
 }
 
@@ -81,6 +82,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.StringVar(&f.settingsPath, "config", "", "")
 	_ = fl.MarkDeprecated("config", "use --settings") // its name before the emulator's --config took it
 	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	fl.BoolVar(&f.skipOther, "skip-non-manifests", false, "skip files that hold no Kubernetes object (CI configurations, Helm values) instead of reporting them as errors; the pre-commit hook sets it")
 	f.render.AddFlags(fl)
 	return cmd
 }
@@ -116,7 +118,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 		"profiles", len(ctx.Profiles), "profilesGiven", ctx.Profiles != nil, "settings", set.Path)
 
 	progress := newProgress(s.ErrOut)
-	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
+	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, SkipNonManifests: f.skipOther, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
 	f.render.Namespace, f.render.KubeVersion = f.namespace, target
 	loader.Expand = f.render.Expand
 	res, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object)
