@@ -20,6 +20,15 @@ if ! diff -ru -I '^\.TH ' docs/man "$gen/man" || ! diff -ru completions "$gen/co
 	status=1
 fi
 
+# The release builds six platforms; the tests run on one. A build for the
+# other systems catches code that only compiles on Linux.
+for target in windows/amd64 darwin/arm64; do
+	if ! GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -o /dev/null ./cmd/fargatekit; then
+		echo "fargatekit does not build for $target, a platform of the release" >&2
+		status=1
+	fi
+done
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
 	echo "not gofmt-formatted: $unformatted" >&2

@@ -4,8 +4,8 @@
 //
 //	go run ./hack/gendocs [-man docs/man] [-completions completions]
 //
-// The man pages' date is SOURCE_DATE_EPOCH's (a release sets it to the
-// commit's time), else today's month; `make verify` ignores that line.
+// The man pages' date (their .TH line) is the month they are written in, or
+// SOURCE_DATE_EPOCH's; `make verify` ignores that line.
 package main
 
 import (

@@ -12,10 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -103,6 +103,9 @@ var Binaries = []string{"kube-apiserver", "kube-controller-manager", "kube-sched
 // when everything runs changes nothing. An up that fails part-way stops
 // what runs of the emulator before it returns the error.
 func Up(ctx context.Context, o *Options) error {
+	if !supported {
+		return fmt.Errorf("the emulator runs on Linux and macOS, not on %s", runtime.GOOS)
+	}
 	for _, b := range Binaries {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
 			return fmt.Errorf("control plane binary %s is missing in %s: fargatekit's releases do not carry the control plane; "+
@@ -455,7 +458,7 @@ func readPID(path string) int {
 }
 
 func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+	if signalProcess(pid, 0) != nil {
 		return false
 	}
 	// A zombie is not alive.

@@ -185,7 +185,7 @@ func portsOf(pid int, listening map[string]int) []int {
 func terminate(ps []Process, grace time.Duration) []Process {
 	signal := func(sig syscall.Signal) {
 		for _, p := range ps {
-			_ = syscall.Kill(p.PID, sig)
+			_ = signalProcess(p.PID, sig)
 		}
 	}
 	waitGone := func(d time.Duration) []Process {

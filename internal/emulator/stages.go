@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/kwok"
 )
@@ -23,7 +23,7 @@ func (o *Options) stagesArg() componentArg {
 // writeStages writes stagesFile, this version's stages, before
 // kwok-controller starts.
 func (o *Options) writeStages() error {
-	if err := renameio.WriteFile(o.stagesFile(), kwok.Stages(), 0o600); err != nil {
+	if err := maybe.WriteFile(o.stagesFile(), kwok.Stages(), 0o600); err != nil {
 		return fmt.Errorf("writing the emulator's KWOK stages: %w", err)
 	}
 	return nil
@@ -41,7 +41,7 @@ func (o *Options) addStagesArg() error {
 	if err != nil || !changed {
 		return err
 	}
-	if err := renameio.WriteFile(path, updated, 0o600); err != nil {
+	if err := maybe.WriteFile(path, updated, 0o600); err != nil {
 		return fmt.Errorf("writing the control plane's configuration: %w", err)
 	}
 	return nil

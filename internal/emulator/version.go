@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -165,7 +165,7 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 	}
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
 	if changed {
-		if err := renameio.WriteFile(path, updated, 0o600); err != nil {
+		if err := maybe.WriteFile(path, updated, 0o600); err != nil {
 			return "", fmt.Errorf("writing the control plane's configuration: %w", err)
 		}
 	}

@@ -28,7 +28,7 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 			return
 		}
-		fail(Error{File: file, Line: line, Message: fmt.Sprintf("%s (found %s)", notObject, kindName(n))})
+		fail(Error{File: file, Line: line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n)), NotManifest: true})
 		return
 	}
 	data, err := toJSON(n)
@@ -53,7 +53,7 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 			// Quantities report no field: find the one that does not parse.
 			line, msg = at+offset, fmt.Sprintf("field %s: %v", path, err)
 		}
-		fail(Error{File: file, Line: line, Message: objectName(obj) + msg})
+		fail(Error{File: file, Line: line, Message: objectName(obj) + msg, NotManifest: errors.Is(err, object.ErrNotObject)})
 		if obj == nil {
 			return
 		}

@@ -22,6 +22,9 @@ type Error struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"`
 	Message string `json:"message"`
+	// NotManifest marks the problem of a document that is no Kubernetes
+	// object at all (a list, a scalar, no apiVersion and kind).
+	NotManifest bool `json:"-"`
 }
 
 func (e Error) Error() string {
@@ -59,7 +62,8 @@ type Loader struct {
 	// SkipNonManifests drops, without an error, a file (or standard input)
 	// that holds no Kubernetes object: every document of it is a list, a
 	// scalar, or an object without apiVersion and kind (a CI configuration,
-	// Helm values). An input with no object at all is then no error either.
+	// Helm values). Inputs of such files only are then no error; inputs with
+	// no file at all still are.
 	SkipNonManifests bool
 	// Workers is how many files are parsed at once; 0 means GOMAXPROCS.
 	// Objects and errors are still emitted in input order.
@@ -84,10 +88,11 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 // from being read.
 func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith func(Error)) {
 	// An input without any object is an error: a failed `helm template` piped
-	// in, or the wrong directory, must not pass as "no findings".
-	objects, problems := 0, 0
+	// in, or the wrong directory, must not pass as "no findings". Files that
+	// SkipNonManifests skipped were read, and found to hold none.
+	objects, problems, skipped := 0, 0, 0
 	defer func() {
-		if objects == 0 && problems == 0 && len(paths) > 0 && !l.SkipNonManifests {
+		if objects == 0 && problems == 0 && skipped == 0 && len(paths) > 0 {
 			failWith(Error{File: strings.Join(paths, " "), Message: "no Kubernetes objects found (read: .yaml, .yml and .json files, Helm charts, kustomizations, or - for standard input)"})
 		}
 	}()
@@ -101,7 +106,7 @@ func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith 
 			}
 			l.walk(p, add)
 		}
-	}, emit, fail)
+	}, emit, fail, func() { skipped++ })
 }
 
 // unit is one piece of the loader's work, parsed on a goroutine of its own:
@@ -131,6 +136,7 @@ type parsed struct {
 	unit    unit
 	objects []*object.Object
 	errors  []Error
+	skipped bool // it held no Kubernetes object, and SkipNonManifests dropped it
 }
 
 func (l *Loader) parseUnit(u unit) parsed {
@@ -148,29 +154,18 @@ func (l *Loader) parseUnit(u unit) parsed {
 	for _, d := range u.docs {
 		Parse(d.File, d.Data, emit, fail)
 	}
-	if l.SkipNonManifests && len(r.objects) == 0 && !slices.ContainsFunc(r.errors, isManifestError) {
-		r.errors = nil
+	manifest := func(e Error) bool { return !e.NotManifest }
+	if l.SkipNonManifests && len(r.objects) == 0 && len(r.errors) > 0 && !slices.ContainsFunc(r.errors, manifest) {
+		r.errors, r.skipped = nil, true
 	}
 	return r
-}
-
-// The problems of a document that is no Kubernetes object at all.
-const (
-	notObject        = "document is not an object"
-	noAPIVersionKind = "object has no apiVersion and kind"
-)
-
-// isManifestError reports whether e is a problem of a Kubernetes manifest,
-// not of a file that holds none.
-func isManifestError(e Error) bool {
-	return !strings.HasPrefix(e.Message, notObject) && e.Message != object.ErrNotObject.Error()
 }
 
 // parse parses the units produce adds on Workers goroutines and emits their
 // objects and errors in input order. produce runs on a goroutine of its own;
 // at most Workers units are parsed ahead of the one being emitted, so memory
 // does not grow with the number of files.
-func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error)) {
+func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -194,6 +189,9 @@ func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), 
 		}
 		for _, e := range r.errors {
 			fail(e)
+		}
+		if r.skipped {
+			skip()
 		}
 	}
 }

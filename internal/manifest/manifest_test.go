@@ -333,7 +333,8 @@ func configMap(name string) string {
 
 // TestSkipNonManifests checks that SkipNonManifests drops the files that hold
 // no Kubernetes object and nothing else: a manifest's own problems stay, in a
-// file with objects or alone, and so do they without the option.
+// file with objects or alone, and so do they without the option; an input
+// with no file at all is still an error.
 func TestSkipNonManifests(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
@@ -366,5 +367,9 @@ func TestSkipNonManifests(t *testing.T) {
 	}
 	if objects, errs := load(true, paths[2:4]); objects != 0 || len(errs) != 0 {
 		t.Errorf("only files without objects: %d objects, errors %q; want none", objects, errs)
+	}
+	// The wrong directory is still an error: nothing was read.
+	if _, errs := load(true, []string{t.TempDir()}); len(errs) != 1 || !strings.Contains(errs[0], "no Kubernetes objects found") {
+		t.Errorf("an empty directory: errors %q; want that no object was found", errs)
 	}
 }

@@ -17,8 +17,9 @@ import (
 
 // action is what the test reads of action.yml.
 type action struct {
-	Inputs map[string]struct{ Default string }
-	Runs   struct {
+	Inputs  map[string]struct{ Default string }
+	Outputs map[string]struct{ Value string }
+	Runs    struct {
 		Using string
 		Steps []struct {
 			ID, Name, If, Shell, Run, Uses string
@@ -31,7 +32,7 @@ type action struct {
 type actionRun struct {
 	log     string
 	failed  string            // the step that failed, "" when none did
-	outputs map[string]string // of the step "check"
+	outputs map[string]string // the action's
 	uploads []string          // the sarif_file of each upload step that would run
 }
 
@@ -44,9 +45,16 @@ var expression = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
 // steps whose condition holds after a failure. Steps that use another action
 // are not run: the upload's sarif_file is recorded. The expressions it knows
 // are the ones action.yml needs: inputs, github and step outputs, compared
-// with == and != and joined with &&, and !cancelled().
+// with == and != (ignoring case, as GitHub does) and joined with &&, and
+// !cancelled(). The PATH the steps start with has no fargatekit: the one they
+// run is the one the action installed.
 func runAction(t *testing.T, a action, inputs map[string]string, github map[string]string, workspace, server string) actionRun {
 	t.Helper()
+	for name := range inputs {
+		if _, ok := a.Inputs[name]; !ok {
+			t.Fatalf("the test gives the input %q, which action.yml does not declare", name)
+		}
+	}
 	runnerTemp := t.TempDir()
 	pathFile := filepath.Join(runnerTemp, "path")
 	steps := map[string]map[string]string{}
@@ -93,13 +101,19 @@ func runAction(t *testing.T, a action, inputs map[string]string, github map[stri
 			if !ok {
 				t.Fatalf("action.yml: a condition the test does not know: %s", term)
 			}
-			if (value(strings.TrimSpace(l)) == strings.Trim(strings.TrimSpace(r), "'")) != (op == "==") {
+			if strings.EqualFold(value(strings.TrimSpace(l)), strings.Trim(strings.TrimSpace(r), "'")) != (op == "==") {
 				return false
 			}
 		}
 		return !failed || afterFailure
 	}
-	path := os.Getenv("PATH")
+	var dirs []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "fargatekit")); err != nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	path := strings.Join(dirs, string(os.PathListSeparator))
 	arch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
 	var res actionRun
 	var log strings.Builder
@@ -139,8 +153,8 @@ func runAction(t *testing.T, a action, inputs map[string]string, github map[stri
 			steps[step.ID] = outs
 		}
 		if data, rerr := os.ReadFile(pathFile); rerr == nil {
-			for _, dir := range strings.Fields(string(data)) {
-				path = dir + string(os.PathListSeparator) + path
+			for _, dir := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				path = dir + string(os.PathListSeparator) + path // one directory a line, as GitHub reads it
 			}
 			_ = os.Remove(pathFile)
 		}
@@ -148,7 +162,10 @@ func runAction(t *testing.T, a action, inputs map[string]string, github map[stri
 			failed, res.failed = true, step.Name
 		}
 	}
-	res.log, res.outputs = log.String(), steps["check"]
+	res.log, res.outputs = log.String(), map[string]string{}
+	for name, o := range a.Outputs {
+		res.outputs[name] = eval(o.Value)
+	}
 	return res
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -45,7 +46,8 @@ func registry(t *testing.T, crane string) string {
 // no Docker engine), and inspects it with crane: an index of linux/amd64 and
 // linux/arm64 images that run /ko-app/fargatekit as the non-root user 65532,
 // on the base's passwd and CA certificates; the binary for this machine,
-// taken out of the image, prints the version the build was given.
+// taken out of the image, prints the version the build was given and the
+// repository's commit.
 //
 // The base is hack/base-image.sh's stand-in for distroless/static (this
 // machine reaches no public registry), served by crane's registry; the
@@ -99,14 +101,17 @@ func TestImage(t *testing.T) {
 	if !strings.Contains(string(files["etc/passwd"]), "nonroot:x:65532:65532:") || len(files["etc/ssl/certs/ca-certificates.crt"]) == 0 {
 		t.Errorf("the image has no nonroot user or no CA certificates: /etc/passwd %q", files["etc/passwd"])
 	}
-	if info := versionOf(t, writeExecutable(t, files["ko-app/fargatekit"])); info.Version != version || info.Platform != "linux/"+runtime.GOARCH {
-		t.Errorf("the image's binary says %+v, want version %s", info, version)
+	head := strings.TrimSpace(must(t, root, nil, "git", "rev-parse", "HEAD"))
+	info := versionOf(t, writeExecutable(t, files["ko-app/fargatekit"]))
+	if info.Version != version || info.Commit != head || info.BuildDate == "" || info.Platform != "linux/"+runtime.GOARCH {
+		t.Errorf("the image's binary says %+v, want version %s of commit %s", info, version, head)
 	}
 }
 
 // TestChartImage checks that the spread chart runs the image make image and
 // the release build: its default repository is the one ko pushes to, and
-// its default tag is the chart's appVersion.
+// its default tag is the chart's appVersion, which has the form of the
+// release tags the image is pushed with (v1.2.3).
 func TestChartImage(t *testing.T) {
 	chart := filepath.Join(root, "deploy", "charts", "fargatekit-spread")
 	var values struct {
@@ -125,6 +130,17 @@ func TestChartImage(t *testing.T) {
 	}
 	if !strings.Contains(string(makefile), "KO_DOCKER_REPO="+values.Image.Repository+" ") || values.Image.Tag != "" {
 		t.Errorf("the chart's image is %s:%q; make image builds another repository, or the tag does not default to the appVersion", values.Image.Repository, values.Image.Tag)
+	}
+	var meta struct{ AppVersion string }
+	data, err = os.ReadFile(filepath.Join(chart, "Chart.yaml"))
+	if err == nil {
+		err = yaml.Unmarshal(data, &meta)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+$`).MatchString(meta.AppVersion) {
+		t.Errorf("the chart's appVersion %q is not a release tag (v1.2.3), which the image is tagged with", meta.AppVersion)
 	}
 	tmpl, err := os.ReadFile(filepath.Join(chart, "templates", "deployment.yaml"))
 	if err != nil {

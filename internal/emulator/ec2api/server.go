@@ -28,7 +28,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
@@ -451,7 +451,7 @@ func (s *Server) modifyVpcAttribute(form url.Values, requestID string) (any, *ap
 	if s.path != "" {
 		data, err := json.Marshal(next)
 		if err == nil {
-			err = renameio.WriteFile(s.path, data, 0o600)
+			err = maybe.WriteFile(s.path, data, 0o600)
 		}
 		if err != nil {
 			s.log.Error("EC2 API cannot save the VPC's attributes", "err", err)

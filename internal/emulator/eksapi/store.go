@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 
@@ -312,7 +312,7 @@ func (s *Store) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encoding the EKS state: %w", err)
 	}
-	if err := renameio.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
+	if err := maybe.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("saving the EKS state to %s: %w", s.path, err)
 	}
 	dir := filepath.Dir(s.path)

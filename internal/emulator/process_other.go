@@ -1,0 +1,17 @@
+//go:build !unix
+
+package emulator
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
+
+// supported: the emulator runs on Linux and macOS, not here (Windows); the
+// rest of fargatekit does.
+const supported = false
+
+func signalProcess(int, syscall.Signal) error { return errors.ErrUnsupported }
+
+func detach(*exec.Cmd) {}
