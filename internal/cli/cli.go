@@ -49,12 +49,12 @@ const (
 // the exit code.
 func Main(arg0 string, args []string, s streams.Streams) int {
 	cmd := NewCommand(s)
-	switch strings.TrimSuffix(filepath.Base(arg0), ".exe") {
-	case Plugin:
+	switch name := strings.TrimSuffix(filepath.Base(arg0), ".exe"); name {
+	case Plugin, PluginCompletion:
 		Rename(cmd, "kubectl fargatekit")
-	case PluginCompletion:
-		Rename(cmd, "kubectl fargatekit")
-		args = append([]string{cobra.ShellCompRequestCmd}, args...)
+		if name == PluginCompletion {
+			args = append([]string{cobra.ShellCompRequestCmd}, args...)
+		}
 	}
 	cmd.SetArgs(args)
 	err := cmd.Execute()

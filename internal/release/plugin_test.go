@@ -25,11 +25,7 @@ func kubectl(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("FARGATEKIT_CONTROLPLANE")
 	if dir == "" {
-		const how = "FARGATEKIT_CONTROLPLANE is not set: the test runs the kubectl built with the control plane (make controlplane), or run make test"
-		if os.Getenv("FARGATEKIT_INTEGRATION") == "required" {
-			t.Fatal(how)
-		}
-		t.Skip(how)
+		unavailable(t, "FARGATEKIT_CONTROLPLANE is not set: the test runs the kubectl built with the control plane (make controlplane), or run make test")
 	}
 	return filepath.Join(dir, "kubectl")
 }

@@ -63,13 +63,19 @@ func need(t testing.TB, tool string) string {
 	}
 	path, err := exec.LookPath(tool)
 	if err != nil {
-		how := fmt.Sprintf("%s is not on the PATH: export PATH=\"$(hack/tools.sh release):$PATH\" (and hack/tools.sh pre-commit), or run make test", tool)
-		if os.Getenv("FARGATEKIT_INTEGRATION") == "required" {
-			t.Fatal(how)
-		}
-		t.Skip(how)
+		unavailable(t, fmt.Sprintf("%s is not on the PATH: export PATH=\"$(hack/tools.sh release):$PATH\" (and hack/tools.sh pre-commit), or run make test", tool))
 	}
 	return path
+}
+
+// unavailable skips a test whose tools are missing, saying how to get them,
+// and fails it when they are required (make test and CI).
+func unavailable(t testing.TB, how string) {
+	t.Helper()
+	if os.Getenv("FARGATEKIT_INTEGRATION") == "required" {
+		t.Fatal(how)
+	}
+	t.Skip(how)
 }
 
 // run runs a command in dir with env added to this process's environment,
