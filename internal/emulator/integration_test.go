@@ -222,7 +222,8 @@ func (c *cluster) deploy(d *appsv1.Deployment) {
 }
 
 // placement is where a workload's running pods are: "fargate:<profile>",
-// "ec2" or "pending", one entry per pod.
+// "ec2", "pending" (not bound) or "starting on <node>" (bound, not
+// Running), one entry per pod.
 func (c *cluster) placement(ns, app string) ([]string, error) {
 	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(map[string]string{"app": app}).String()})
 	if err != nil {
@@ -233,8 +234,10 @@ func (c *cluster) placement(ns, app string) ([]string, error) {
 		switch {
 		case p.DeletionTimestamp != nil:
 			continue
-		case p.Status.Phase != corev1.PodRunning:
+		case p.Status.Phase != corev1.PodRunning && p.Spec.NodeName == "":
 			out = append(out, "pending")
+		case p.Status.Phase != corev1.PodRunning:
+			out = append(out, "starting on "+p.Spec.NodeName)
 		case strings.HasPrefix(p.Spec.NodeName, "fargate-"):
 			out = append(out, "fargate:"+p.Labels[fargate.ProfileLabel])
 		default:
@@ -412,7 +415,7 @@ func TestIntegrationTwoPhaseMerge(t *testing.T) {
 					return err
 				}
 				for _, g := range got {
-					if !strings.HasPrefix(g, "fargate:") && g != "pending" {
+					if !strings.HasPrefix(g, "fargate:") && g != "pending" && !strings.HasPrefix(g, "starting on fargate-") {
 						t.Fatalf("after deleting %s, %s has a pod on %s", gone, ns, g)
 					}
 				}

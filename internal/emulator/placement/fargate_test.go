@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -226,11 +227,16 @@ func newScheduler(t *testing.T, cfg *clusterconfig.Config, seed uint64) (*Schedu
 			return false, nil, nil
 		}
 		b := a.(k8stesting.CreateAction).GetObject().(*corev1.Binding)
-		p, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), b.Namespace, b.Name)
+		obj, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), b.Namespace, b.Name)
 		if err != nil {
 			return true, nil, err
 		}
-		p.(*corev1.Pod).Spec.NodeName = b.Target.Name
+		p := obj.(*corev1.Pod)
+		p.Spec.NodeName = b.Target.Name
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		maps.Copy(p.Annotations, b.Annotations) // as the API server merges them
 		return true, b, client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, b.Namespace)
 	})
 	s := &Scheduler{Client: client, Config: cfg, Settings: fargate.DefaultSettings(), Profiles: func() []fargate.Profile { return profiles }, Rand: rand.New(rand.NewPCG(seed, seed))}
@@ -281,6 +287,54 @@ func TestSchedule(t *testing.T) {
 	want := []string{"fargate-scheduler Warning FailedScheduling: Pod not supported on Fargate: fields not supported: HostNetwork"}
 	if diff := cmp.Diff(want, eventsOf(t, client, "apps", "host")); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestBindOnceReady: while the scheduler runs, a pod is bound to its node
+// only once the node is Ready (as KWOK makes it once it manages the node);
+// meanwhile the scheduler goes on with the next pods.
+func TestBindOnceReady(t *testing.T) {
+	cfg := clusterconfig.Default()
+	cfg.Timings.FargatePodStart.Duration = 0
+	s, client := newScheduler(t, cfg, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+	s.nodes = watchNodes(ctx, client)
+	keys := []types.NamespacedName{createPod(t, client, "web-1", "apps", nil), createPod(t, client, "web-2", "apps", nil)}
+	for _, key := range keys {
+		if err := s.schedule(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 2 {
+		t.Fatalf("%d nodes (%v), want one per pod", len(nodes.Items), err)
+	}
+	time.Sleep(200 * time.Millisecond) // time enough to bind, were it not waiting
+	for _, key := range keys {
+		if p, _ := client.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); p.Spec.NodeName != "" {
+			t.Fatalf("%s bound to %s before its node is Ready", key.Name, p.Spec.NodeName)
+		}
+	}
+	for _, n := range nodes.Items {
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, &n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range keys {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			p, _ := client.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+			if p.Spec.NodeName != "" && p.Annotations[fargate.CapacityProvisionedAnnotation] == "2vCPU 9GB" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not bound 10 s after its node is Ready: node %q, annotations %v", key.Name, p.Spec.NodeName, p.Annotations)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 
@@ -662,37 +716,45 @@ func TestEventsApart(t *testing.T) {
 // owner fill the AZ that holds the fewest of them, so 30 replicas land 10 in
 // each of three AZs; another owner's pods do not count.
 func TestBalancedSubnets(t *testing.T) {
-	cfg := clusterconfig.Default()
-	s, client := newScheduler(t, cfg, 7)
-	s.Settings.AZChoice = fargate.AZBalanced
-	ctx := context.Background()
-	yes := true
-	for _, o := range []struct { // another owner's pods first: they must not count
-		owner string
-		n     int
-	}{{"rs-b", 2}, {"rs-a", 30}} {
-		owner, n := o.owner, o.n
-		for i := range n {
-			key := createPod(t, client, owner+"-"+strconv.Itoa(i), "apps", func(*corev1.PodSpec) {})
-			p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
-			p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: owner, UID: types.UID(owner), Controller: &yes}}
-			if _, err := client.CoreV1().Pods("apps").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
+	// Placed at once, or, the scheduler running, with nodes that are still
+	// starting: those count too.
+	for _, starting := range []bool{false, true} {
+		t.Run(fmt.Sprintf("starting=%v", starting), func(t *testing.T) {
+			cfg := clusterconfig.Default()
+			s, client := newScheduler(t, cfg, 7)
+			s.Settings.AZChoice = fargate.AZBalanced
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			if starting {
+				s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+				s.nodes = watchNodes(ctx, client) // no node gets Ready
 			}
-			if err := s.schedule(ctx, key); err != nil {
-				t.Fatal(err)
+			yes := true
+			for _, o := range []struct { // another owner's pods first: they must not count
+				owner string
+				n     int
+			}{{"rs-b", 2}, {"rs-a", 30}} {
+				owner, n := o.owner, o.n
+				for i := range n {
+					key := createPod(t, client, owner+"-"+strconv.Itoa(i), "apps", func(*corev1.PodSpec) {})
+					p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+					p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: owner, UID: types.UID(owner), Controller: &yes}}
+					if _, err := client.CoreV1().Pods("apps").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.schedule(ctx, key); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
-		}
-	}
-	pods, _ := client.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{})
-	counts := map[string]int{}
-	for _, p := range pods.Items {
-		if strings.HasPrefix(p.Name, "rs-a-") {
-			counts[s.zone(p.Spec.NodeName)]++
-		}
-	}
-	if diff := cmp.Diff(map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}, counts); diff != "" {
-		t.Errorf("replicas per AZ (-want +got):\n%s", diff)
+			counts := map[string]int{}
+			for i := range 30 {
+				counts[s.zone(s.nodeOf(types.NamespacedName{Namespace: "apps", Name: "rs-a-" + strconv.Itoa(i)}))]++
+			}
+			if diff := cmp.Diff(map[string]int{"us-east-1a": 10, "us-east-1b": 10, "us-east-1c": 10}, counts); diff != "" {
+				t.Errorf("replicas per AZ (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -3,7 +3,6 @@ package placement
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -70,6 +69,9 @@ type Scheduler struct {
 	// waiting are the pods that found no free address, first come first.
 	waiting []waiter
 	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// nodes are followed while Run runs: a pod is bound once its node is
+	// Ready. nil: at once.
+	nodes *readyNodes
 }
 
 // waiter is a pod waiting for a free address in one of its subnets.
@@ -160,8 +162,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	// and a pod waiting for an address is retried when one frees.
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
 	defer queue.ShutDown()
+	nodes := watchNodes(ctx, s.Client)
 	s.mu.Lock()
-	s.queue = queue
+	s.queue, s.nodes = queue, nodes
 	s.mu.Unlock()
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.schedulerName", fargate.SchedulerName))
@@ -266,14 +269,44 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return s.event(ctx, pod, s.Config.SubnetFullMessage(subnets))
 	}
 	if err != nil {
-		return s.event(ctx, pod, err.Error())
+		return fmt.Errorf("starting the pod's node: %w", err)
 	}
-	// A pod that is not bound in the end (deleted meanwhile, a failed
-	// binding, which is retried) leaves no node and no address behind.
+	s.bound(key, node.Name)
+	p := placing{key: key, pod: pod, profile: d.Profile, node: node.Name, subnet: subnet, az: az, size: size}
+	if s.nodes == nil { // not running (unit tests): placed now
+		return s.place(ctx, p)
+	}
+	// The node starts and the pod is bound aside, so that pods start side
+	// by side as on Fargate; the choices above stay in the queue's order,
+	// which a seed makes repeatable.
+	go func() {
+		if err := s.place(ctx, p); err != nil && ctx.Err() == nil {
+			slog.Warn("fargate-scheduler will retry", "pod", key.String(), "err", err)
+			s.queue.AddRateLimited(key)
+		}
+	}()
+	return nil
+}
+
+// placing is a pod whose node was created, to bind there once it runs.
+type placing struct {
+	key              types.NamespacedName
+	pod              *corev1.Pod
+	profile          *fargate.Profile
+	node, subnet, az string
+	size             fargate.Sizing
+}
+
+// place binds a pod to its node once the node runs; a pod that is not bound
+// in the end (deleted meanwhile, a failed binding, which is retried) leaves
+// no node and no address behind.
+func (s *Scheduler) place(ctx context.Context, p placing) error {
+	pod, key := p.pod, p.key
 	placed := false
 	defer func() {
 		if !placed {
-			s.releaseNode(context.WithoutCancel(ctx), node.Name)
+			s.unbound(key, p.node)
+			s.releaseNode(context.WithoutCancel(ctx), p.node)
 		}
 	}()
 	// EKS records the pod's logging state as it starts the pod's node, and
@@ -290,29 +323,30 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 			return nil
 		}
 	}
-	annotations := map[string]string{fargate.CapacityProvisionedAnnotation: size.Provisioned.String()}
-	pull := s.imagePull(pod, d.Profile, subnet)
+	if err := s.nodes.await(ctx, p.node); err != nil {
+		return err
+	}
+	// The annotations come with the binding, as the API server merges a
+	// binding's annotations into the pod.
+	annotations := map[string]string{fargate.CapacityProvisionedAnnotation: p.size.Provisioned.String()}
+	pull := s.imagePull(pod, p.profile, p.subnet)
 	if pull != nil {
 		maps.Copy(annotations, pull.annotations())
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	if _, err := s.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("annotating the pod: %w", err)
-	}
-	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: annotations},
+		Target: corev1.ObjectReference{Kind: "Node", Name: p.node}}
 	if err := s.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("binding the pod to %s: %w", node.Name, err)
+		return fmt.Errorf("binding the pod to %s: %w", p.node, err)
 	}
 	placed = true
-	s.bound(key, node.Name)
-	scheduled := fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node.Name)
+	scheduled := fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, p.node)
 	if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeNormal, "Scheduled", scheduled); err != nil {
 		slog.Warn("recording the pod's placement", "pod", key.String(), "err", err)
 	}
-	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", node.Name, "az", az, "size", size.Provisioned.String())
+	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", p.node, "az", p.az, "size", p.size.Provisioned.String())
 	if pull != nil {
 		// Bound, the pod is not scheduled again: its events are recorded once.
-		if err := s.pullEvents(ctx, pod, node.Name, pull); err != nil {
+		if err := s.pullEvents(ctx, pod, p.node, pull); err != nil {
 			slog.Warn("recording the image pull failure", "pod", key.String(), "err", err)
 		}
 	}
@@ -383,7 +417,8 @@ func balanced(subnets []string, azOf func(string) (string, bool), load map[strin
 }
 
 // ownerLoad counts, by AZ, the pods on Fargate nodes that share the pod's
-// controller (the replicas of one ReplicaSet, StatefulSet or Job).
+// controller (the replicas of one ReplicaSet, StatefulSet or Job), those
+// whose nodes start included.
 func (s *Scheduler) ownerLoad(ctx context.Context, pod *corev1.Pod) (map[string]int, error) {
 	owner := metav1.GetControllerOf(pod)
 	load := map[string]int{}
@@ -395,10 +430,12 @@ func (s *Scheduler) ownerLoad(ctx context.Context, pod *corev1.Pod) (map[string]
 		return nil, fmt.Errorf("listing the pods of %s %s: %w", owner.Kind, owner.Name, err)
 	}
 	for _, p := range pods.Items {
-		if c := metav1.GetControllerOf(&p); c != nil && c.UID == owner.UID && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-			if az := s.zone(p.Spec.NodeName); az != "" {
-				load[az]++
-			}
+		if c := metav1.GetControllerOf(&p); c == nil || c.UID != owner.UID || p.DeletionTimestamp != nil {
+			continue
+		}
+		node := cmp.Or(p.Spec.NodeName, s.nodeOf(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}))
+		if az := s.zone(node); az != "" {
+			load[az]++
 		}
 	}
 	return load, nil
@@ -414,7 +451,8 @@ func (s *Scheduler) setNode(node, az string, ip netip.Addr) {
 	s.zones[node], s.nodeIPs[node] = az, ip
 }
 
-// bound records the Fargate node a pod is bound to.
+// bound records the Fargate node a pod is bound to, or is to be bound to
+// once the node runs.
 func (s *Scheduler) bound(pod types.NamespacedName, node string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -422,6 +460,22 @@ func (s *Scheduler) bound(pod types.NamespacedName, node string) {
 		s.pods = map[types.NamespacedName]string{}
 	}
 	s.pods[pod] = node
+}
+
+// unbound forgets the node of a pod that was not bound there.
+func (s *Scheduler) unbound(pod types.NamespacedName, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pods[pod] == node {
+		delete(s.pods, pod)
+	}
+}
+
+// nodeOf is the Fargate node a pod is bound to or is to be bound to.
+func (s *Scheduler) nodeOf(pod types.NamespacedName) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pods[pod]
 }
 
 // gone forgets a pod that is gone: its Fargate node, "" for none, and its
