@@ -335,7 +335,9 @@ func (s *Scheduler) place(ctx context.Context, p placing) error {
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: annotations},
 		Target: corev1.ObjectReference{Kind: "Node", Name: p.node}}
-	if err := s.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := s.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); apierrors.IsNotFound(err) {
+		return nil // deleted while its node started
+	} else if err != nil {
 		return fmt.Errorf("binding the pod to %s: %w", p.node, err)
 	}
 	placed = true
