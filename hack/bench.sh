@@ -11,3 +11,6 @@ if [ -n "${FARGATEKIT_CONTROLPLANE:-}" ]; then
 	go test -run '^$' -bench BenchmarkFargatePods -benchtime 1x -count 1 -timeout 30m ./internal/emulator/
 	go test -run '^$' -bench BenchmarkSpreadAdmission -benchtime 500x -count 1 -timeout 30m ./internal/emulator/
 fi
+# check beside pluto and kube-linter (PLUTO and KUBE_LINTER: binaries built
+# by hand; hack/compare.sh says how).
+hack/compare.sh

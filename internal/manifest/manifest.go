@@ -71,6 +71,10 @@ type Loader struct {
 	// Skip and Expand are called on a goroutine of the Loader's, one call at
 	// a time, while objects read earlier are emitted.
 	Workers int
+	// Prepare, if set, is called for each object on the goroutine that
+	// parsed it, before the object is emitted: for objects of different
+	// files at once. It is where per-object work runs in parallel.
+	Prepare func(*object.Object)
 }
 
 // Document is one file's worth of YAML that Expand made: File is the name
@@ -141,7 +145,12 @@ type parsed struct {
 
 func (l *Loader) parseUnit(u unit) parsed {
 	r := parsed{unit: u, errors: u.errors}
-	emit := func(o *object.Object) { r.objects = append(r.objects, o) }
+	emit := func(o *object.Object) {
+		if l.Prepare != nil {
+			l.Prepare(o)
+		}
+		r.objects = append(r.objects, o)
+	}
 	fail := func(e Error) { r.errors = append(r.errors, e) }
 	if u.read {
 		data, err := l.readFile(u.path)

@@ -86,16 +86,24 @@ func isSeparator(line []byte) bool {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
+// parseDocument parses a document with the fast parser, or with yaml.v3
+// where the fast one declines (fastyaml.go).
 func parseDocument(file string, doc document, emit func(*object.Object), fail func(Error)) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc.data, &root); err != nil {
-		fail(yamlError(file, doc, err))
-		return
+	n, ok := fastParse(doc.data)
+	if !ok {
+		var root yaml.Node
+		if err := yaml.Unmarshal(doc.data, &root); err != nil {
+			fail(yamlError(file, doc, err))
+			return
+		}
+		if len(root.Content) > 0 {
+			n = root.Content[0]
+		}
 	}
-	if len(root.Content) == 0 {
+	if n == nil {
 		return // empty document: comments or nothing
 	}
-	decodeNode(file, root.Content[0], doc.first-1, emit, fail)
+	decodeNode(file, n, doc.first-1, emit, fail)
 }
 
 // yamlError turns a parser error into an Error at the file's line.

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
 // The JSON output is a public contract, documented in docs/json-output.md:
@@ -15,13 +18,19 @@ import (
 type jsonReport struct {
 	Findings  []jsonFinding  `json:"findings"`
 	Workloads []jsonWorkload `json:"workloads"`
-	Errors    []jsonError    `json:"errors"`
-	Summary   jsonSummary    `json:"summary"`
-	Target    string         `json:"target"`
-	Region    string         `json:"region"`
-	Version   string         `json:"version"`
-	Plan      *jsonPlan      `json:"plan,omitempty"`
-	Cluster   *jsonCluster   `json:"cluster,omitempty"`
+	jsonRest
+}
+
+// jsonRest is the report after its two long arrays, which writeJSON
+// writes one element at a time.
+type jsonRest struct {
+	Errors  []jsonError  `json:"errors"`
+	Summary jsonSummary  `json:"summary"`
+	Target  string       `json:"target"`
+	Region  string       `json:"region"`
+	Version string       `json:"version"`
+	Plan    *jsonPlan    `json:"plan,omitempty"`
+	Cluster *jsonCluster `json:"cluster,omitempty"`
 }
 
 type jsonRef struct {
@@ -79,11 +88,58 @@ func toJSONRef(r object.Ref) jsonRef {
 
 // toJSON converts a report to the contract's shape; arrays are never nil.
 func toJSON(r *Report) jsonReport {
-	s := r.Summary()
 	out := jsonReport{
 		Findings:  make([]jsonFinding, 0, len(r.Findings)),
 		Workloads: make([]jsonWorkload, 0, len(r.Workloads)),
-		Errors:    make([]jsonError, 0, len(r.Errors)),
+		jsonRest:  restJSON(r),
+	}
+	for _, f := range r.Findings {
+		out.Findings = append(out.Findings, findingJSON(f))
+	}
+	for _, w := range r.Workloads {
+		out.Workloads = append(out.Workloads, workloadJSON(w))
+	}
+	return out
+}
+
+func findingJSON(f rules.Finding) jsonFinding {
+	jf := jsonFinding{
+		Rule:     ruleID(f),
+		Name:     ruleName(f),
+		Category: string(ruleCategory(f)),
+		Severity: f.Severity.String(),
+		Object:   toJSONRef(f.Object),
+		File:     f.Source.File,
+		Line:     f.Source.Line,
+		Path:     f.Path,
+		Message:  f.Message,
+	}
+	if len(f.Details) > 0 {
+		jf.Details = f.Details
+	}
+	return jf
+}
+
+func workloadJSON(w *rules.Workload) jsonWorkload {
+	return jsonWorkload{
+		Object:              toJSONRef(w.Ref),
+		File:                w.Source.File,
+		Line:                w.Source.Line,
+		Fargate:             w.Placement.Fargate,
+		Profile:             w.Placement.Profile,
+		Reason:              w.Placement.Reason,
+		CapacityProvisioned: capacity(w),
+		EphemeralStorageGiB: w.Sizing.EphemeralGiB,
+		Replicas:            w.Replicas,
+		HourlyCostUSD:       hourly(w),
+		MonthlyCostUSD:      monthly(w),
+	}
+}
+
+func restJSON(r *Report) jsonRest {
+	s := r.Summary()
+	out := jsonRest{
+		Errors: make([]jsonError, 0, len(r.Errors)),
 		Summary: jsonSummary{
 			Blocker: s.Blocker, Warning: s.Warning, Info: s.Info, Errors: s.Errors,
 			FargateWorkloads: s.FargateWorkloads, MonthlyCostUSD: s.MonthlyCostUSD,
@@ -91,38 +147,6 @@ func toJSON(r *Report) jsonReport {
 		Target:  r.Target,
 		Region:  r.Region,
 		Version: r.Version,
-	}
-	for _, f := range r.Findings {
-		jf := jsonFinding{
-			Rule:     ruleID(f),
-			Name:     ruleName(f),
-			Category: string(ruleCategory(f)),
-			Severity: f.Severity.String(),
-			Object:   toJSONRef(f.Object),
-			File:     f.Source.File,
-			Line:     f.Source.Line,
-			Path:     f.Path,
-			Message:  f.Message,
-		}
-		if len(f.Details) > 0 {
-			jf.Details = f.Details
-		}
-		out.Findings = append(out.Findings, jf)
-	}
-	for _, w := range r.Workloads {
-		out.Workloads = append(out.Workloads, jsonWorkload{
-			Object:              toJSONRef(w.Ref),
-			File:                w.Source.File,
-			Line:                w.Source.Line,
-			Fargate:             w.Placement.Fargate,
-			Profile:             w.Placement.Profile,
-			Reason:              w.Placement.Reason,
-			CapacityProvisioned: capacity(w),
-			EphemeralStorageGiB: w.Sizing.EphemeralGiB,
-			Replicas:            w.Replicas,
-			HourlyCostUSD:       hourly(w),
-			MonthlyCostUSD:      monthly(w),
-		})
 	}
 	for _, e := range r.Errors {
 		out.Errors = append(out.Errors, jsonError{File: e.File, Line: e.Line, Message: e.Message})
@@ -136,13 +160,65 @@ func toJSON(r *Report) jsonReport {
 	return out
 }
 
-// writeJSON writes the report as the JSON contract, indented by two spaces.
+// writeJSON writes the report as the JSON contract, indented by two spaces:
+// the bytes json.Encoder writes of toJSON(r), but one finding and one
+// workload at a time, so that a large report is never held twice in memory.
 func writeJSON(w io.Writer, r *Report, _ Options) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(toJSON(r)); err != nil {
+	out := bufio.NewWriterSize(w, 64<<10)
+	err := writeJSONTo(out, r)
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("writing the json report: %w", err)
 	}
 	return nil
+}
+
+func writeJSONTo(out *bufio.Writer, r *Report) error {
+	encoder := func(buf *bytes.Buffer, prefix string) *json.Encoder {
+		e := json.NewEncoder(buf)
+		e.SetIndent(prefix, "  ")
+		e.SetEscapeHTML(false)
+		return e
+	}
+	var buf bytes.Buffer
+	item := encoder(&buf, "    ")
+	// array writes one of the report's arrays, an element at a time.
+	array := func(name string, n int, elem func(i int) any) error {
+		buf.WriteString(`  "` + name + `": [`)
+		for i := range n {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString("\n    ")
+			if err := item.Encode(elem(i)); err != nil {
+				return err
+			}
+			buf.Truncate(buf.Len() - 1) // Encode's line break
+			if _, err := out.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			buf.Reset()
+		}
+		if n > 0 {
+			buf.WriteString("\n  ")
+		}
+		buf.WriteString("],\n")
+		_, err := out.Write(buf.Bytes())
+		buf.Reset()
+		return err
+	}
+	buf.WriteString("{\n")
+	if err := array("findings", len(r.Findings), func(i int) any { return findingJSON(r.Findings[i]) }); err != nil {
+		return err
+	}
+	if err := array("workloads", len(r.Workloads), func(i int) any { return workloadJSON(r.Workloads[i]) }); err != nil {
+		return err
+	}
+	if err := encoder(&buf, "").Encode(restJSON(r)); err != nil {
+		return err
+	}
+	_, err := out.Write(bytes.TrimPrefix(buf.Bytes(), []byte("{\n")))
+	return err
 }

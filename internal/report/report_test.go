@@ -645,3 +645,20 @@ func TestJSONDocExample(t *testing.T) {
 		hasKeys(t, "workload", w)
 	}
 }
+
+// TestJSONStream: the JSON writer, which writes a finding and a workload at
+// a time, writes the bytes json.Encoder writes of the whole report.
+func TestJSONStream(t *testing.T) {
+	for name, r := range map[string]*Report{"sample": sample(), "empty": empty()} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(toJSON(r)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), string(write(t, "json", r, Options{}))); diff != "" {
+			t.Errorf("%s (-json.Encoder +writeJSON):\n%s", name, diff)
+		}
+	}
+}

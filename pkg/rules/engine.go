@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -31,13 +33,40 @@ type Cluster struct {
 	Workloads []*Workload
 	// Objects holds the retained objects by kind.
 	Objects map[string][]*object.Object
+
+	// byLabel indexes Workloads by namespace and label (key=value), and by
+	// namespace alone under the key "": built on the first Selected.
+	byLabel map[[2]string][]*Workload
 }
 
-// Selected returns the workloads in namespace ns whose pod labels sel matches.
+// Selected returns the workloads in namespace ns whose pod labels sel
+// matches, in the order of Workloads. It looks only at the workloads that
+// carry one label sel requires (or, when sel requires none, at those of the
+// namespace), so that rules relating many selectors to many workloads stay
+// linear in the input.
 func (c *Cluster) Selected(ns string, sel labels.Selector) []*Workload {
+	if c.byLabel == nil {
+		c.byLabel = map[[2]string][]*Workload{}
+		for _, w := range c.Workloads {
+			c.byLabel[[2]string{w.Namespace, ""}] = append(c.byLabel[[2]string{w.Namespace, ""}], w)
+			for k, v := range w.Labels {
+				c.byLabel[[2]string{w.Namespace, k + "=" + v}] = append(c.byLabel[[2]string{w.Namespace, k + "=" + v}], w)
+			}
+		}
+	}
+	candidates := c.byLabel[[2]string{ns, ""}]
+	if reqs, selectable := sel.Requirements(); selectable {
+		for _, r := range reqs {
+			if r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In && r.Values().Len() == 1 {
+				if list := c.byLabel[[2]string{ns, r.Key() + "=" + r.Values().UnsortedList()[0]}]; len(list) < len(candidates) {
+					candidates = list
+				}
+			}
+		}
+	}
 	var out []*Workload
-	for _, w := range c.Workloads {
-		if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
+	for _, w := range candidates {
+		if sel.Matches(labels.Set(w.Labels)) {
 			out = append(out, w)
 		}
 	}
@@ -69,6 +98,8 @@ type Engine struct {
 	state    Cluster
 	ignored  map[objectKey]map[string]bool
 	findings []Finding
+	// prepared holds what Prepare found, by object, until Add.
+	prepared sync.Map
 }
 
 // NewEngine returns an engine that runs rules with ctx.
@@ -84,7 +115,40 @@ func NewEngine(ctx *Context, rules []*Rule, opts Options) *Engine {
 	return e
 }
 
-// Add runs the per-object rules on obj and records what the cluster rules need.
+// Prepare runs the per-object rules on obj ahead of Add, which then only
+// records what they found. It may be called for several objects at once,
+// from several goroutines (the rules and the Context are read, never
+// written), so that the rules run where the objects are parsed, in
+// parallel; Add stays one call at a time, in input order.
+func (e *Engine) Prepare(obj *object.Object) {
+	e.prepared.Store(obj, e.evaluate(obj))
+}
+
+// evaluation is what the per-object rules found on one object: its
+// workload summary and the findings of each rule, in rule order.
+type evaluation struct {
+	workload *Workload
+	findings [][]Finding
+}
+
+func (e *Engine) evaluate(obj *object.Object) evaluation {
+	ev := evaluation{findings: make([][]Finding, len(e.object))}
+	if obj.Pod != nil {
+		ev.workload = e.workload(obj)
+	}
+	for i, r := range e.object {
+		if r.Refusal != "" && ev.workload != nil {
+			ev.findings[i] = refused(obj, ev.workload, r.Refusal)
+		}
+		if r.Check != nil {
+			ev.findings[i] = append(ev.findings[i], r.Check(e.ctx, obj, ev.workload)...)
+		}
+	}
+	return ev
+}
+
+// Add runs the per-object rules on obj (unless Prepare did) and records
+// what they found and what the cluster rules need.
 func (e *Engine) Add(obj *object.Object) {
 	if v := obj.Annotations[IgnoreAnnotation]; v != "" {
 		set := map[string]bool{}
@@ -93,18 +157,17 @@ func (e *Engine) Add(obj *object.Object) {
 		}
 		e.ignored[objectKey{obj.Ref, obj.Source.File}] = set
 	}
-	var w *Workload
-	if obj.Pod != nil {
-		w = e.workload(obj)
-		e.state.Workloads = append(e.state.Workloads, w)
+	var ev evaluation
+	if v, ok := e.prepared.LoadAndDelete(obj); ok {
+		ev = v.(evaluation)
+	} else {
+		ev = e.evaluate(obj)
 	}
-	for _, r := range e.object {
-		if r.Refusal != "" && w != nil {
-			e.add(r, refused(obj, w, r.Refusal))
-		}
-		if r.Check != nil {
-			e.add(r, r.Check(e.ctx, obj, w))
-		}
+	if ev.workload != nil {
+		e.state.Workloads = append(e.state.Workloads, ev.workload)
+	}
+	for i, r := range e.object {
+		e.add(r, ev.findings[i])
 	}
 	if retained[obj.Ref.Kind] {
 		e.state.Objects[obj.Ref.Kind] = append(e.state.Objects[obj.Ref.Kind], obj)

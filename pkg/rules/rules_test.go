@@ -1,8 +1,12 @@
 package rules
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -61,5 +65,36 @@ func TestSeverity(t *testing.T) {
 	}
 	if _, err := ParseSeverity("critical"); err == nil {
 		t.Error("unknown severity must be an error")
+	}
+}
+
+// TestSelected: the index gives what matching every workload gives, in the
+// workloads' order, for every kind of selector.
+func TestSelected(t *testing.T) {
+	var c Cluster
+	for i, l := range []map[string]string{{"app": "web", "tier": "front"}, {"app": "web"}, {"app": "api"}, nil, {"app": "web", "tier": "back"}} {
+		for _, ns := range []string{"a", "b"} {
+			c.Workloads = append(c.Workloads, &Workload{Ref: object.Ref{Kind: "Deployment", Name: fmt.Sprint(i)}, Namespace: ns, Labels: l})
+		}
+	}
+	for _, s := range []string{"app=web", "app==web,tier=back", "app in (web)", "app in (web,api)", "app!=web", "tier", "!tier", "app=none", ""} {
+		sel, err := labels.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{"a", "b", "c"} {
+			var want []*Workload
+			for _, w := range c.Workloads {
+				if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
+					want = append(want, w)
+				}
+			}
+			if got := c.Selected(ns, sel); !slices.Equal(got, want) {
+				t.Errorf("%s in %s: %d workloads, want %d", s, ns, len(got), len(want))
+			}
+		}
+	}
+	if got := c.Selected("a", labels.Nothing()); len(got) != 0 {
+		t.Errorf("Nothing selected %d workloads", len(got))
 	}
 }

@@ -2,74 +2,22 @@ package checkcmd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/fargatekit/fargatekit/internal/benchcorpus"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
 
-// workloadYAML is a realistic Deployment: resources, probes, env, volumes, affinity.
-const workloadYAML = `---
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: svc-%[1]d-%[2]d
-  namespace: team-%[1]d
-  labels: {app: svc-%[1]d-%[2]d, team: team-%[1]d}
-spec:
-  replicas: 3
-  selector:
-    matchLabels: {app: svc-%[1]d-%[2]d}
-  template:
-    metadata:
-      labels: {app: svc-%[1]d-%[2]d, team: team-%[1]d}
-      annotations: {prometheus.io/scrape: "true"}
-    spec:
-      serviceAccountName: svc-%[1]d
-      containers:
-        - name: app
-          image: registry.example.com/team-%[1]d/svc:%[2]d.0.1
-          ports: [{containerPort: 8080, name: http}]
-          env:
-            - {name: LOG_LEVEL, value: info}
-            - {name: DB_HOST, valueFrom: {secretKeyRef: {name: db, key: host}}}
-          resources:
-            requests: {cpu: 500m, memory: 1Gi}
-            limits: {memory: 1Gi}
-          readinessProbe: {httpGet: {path: /ready, port: http}, periodSeconds: 5}
-          livenessProbe: {httpGet: {path: /live, port: http}, periodSeconds: 10}
-          volumeMounts: [{name: config, mountPath: /etc/svc}]
-        - name: proxy
-          image: envoyproxy/envoy:v1.31.0
-          resources: {requests: {cpu: 100m, memory: 128Mi}}
-      volumes:
-        - {name: config, configMap: {name: svc-%[1]d-%[2]d}}
-      affinity:
-        podAntiAffinity:
-          preferredDuringSchedulingIgnoredDuringExecution:
-            - weight: 100
-              podAffinityTerm:
-                topologyKey: topology.kubernetes.io/zone
-                labelSelector: {matchLabels: {app: svc-%[1]d-%[2]d}}
-`
-
 // writeCorpus writes files files of perFile Deployments each.
 func writeCorpus(b *testing.B, files, perFile int) string {
 	b.Helper()
 	dir := b.TempDir()
-	for f := range files {
-		var data []byte
-		for w := range perFile {
-			data = fmt.Appendf(data, workloadYAML, f, w)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("team-%04d.yaml", f)), data, 0o644); err != nil {
-			b.Fatal(err)
-		}
+	if err := benchcorpus.Write(dir, files, perFile); err != nil {
+		b.Fatal(err)
 	}
 	return dir
 }

@@ -136,6 +136,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 // check between the flags and the report. onObject is called per object read.
 func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func()) (*rules.Result, []manifest.Error) {
 	engine := rules.NewEngine(ctx, rs, opts)
+	loader.Prepare = engine.Prepare
 	var errs []manifest.Error
 	loader.Load(paths, func(o *object.Object) {
 		onObject()

@@ -43,16 +43,18 @@ var MissingPDB = &rules.Rule{
 			}
 			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 		}
+		covered := map[*rules.Workload]bool{}
+		for _, b := range budgets {
+			for _, w := range c.Selected(b.ns, b.sel) {
+				covered[w] = true
+			}
+		}
 		var out []rules.Finding
 		for _, w := range c.Workloads {
 			if !w.Placement.Fargate || w.Replicas < 2 || !longRunning[w.Ref.Kind] {
 				continue
 			}
-			covered := false
-			for _, b := range budgets {
-				covered = covered || (b.ns == w.Namespace && b.sel.Matches(labels.Set(w.Labels)))
-			}
-			if !covered {
+			if !covered[w] {
 				out = append(out, rules.AtWorkload(w, "%d replicas on Fargate and no PodDisruptionBudget selects them: Fargate patching may evict them all at once", w.Replicas))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/rulefixture"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
 )
@@ -160,5 +162,45 @@ func TestSeverityOverride(t *testing.T) {
 	}
 	if !found {
 		t.Error("FG006 did not fire")
+	}
+}
+
+// TestPrepare: running the per-object rules ahead with Engine.Prepare, on
+// many goroutines at once, finds what Engine.Add alone finds, on every
+// fixture with every rule.
+func TestPrepare(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, path := range files {
+		fx, err := rulefixture.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var objects []*object.Object
+		manifest.Parse(path, fx.Data, func(o *object.Object) { objects = append(objects, o) }, func(manifest.Error) {})
+		result := func(prepare bool) []string {
+			engine := rules.NewEngine(fx.Context, builtin.Rules(), rules.Options{})
+			if prepare {
+				var wg sync.WaitGroup
+				for _, o := range objects {
+					wg.Go(func() { engine.Prepare(o) })
+				}
+				wg.Wait()
+			}
+			for _, o := range objects {
+				engine.Add(o)
+			}
+			res := engine.Result()
+			out := []string{fmt.Sprintf("%d workloads", len(res.Workloads))}
+			for _, f := range res.Findings {
+				out = append(out, fmt.Sprintf("%s %s:%d %s %s", f.Rule.ID, f.Source.File, f.Source.Line, f.Severity, f.Message))
+			}
+			return out
+		}
+		if diff := cmp.Diff(result(false), result(true)); diff != "" {
+			t.Errorf("%s (-Add +Prepare):\n%s", path, diff)
+		}
 	}
 }

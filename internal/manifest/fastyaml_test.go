@@ -1,0 +1,157 @@
+package manifest
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// sameTree describes the first difference between the fast parser's tree
+// and yaml.v3's: kind, tag, value, style, line and column of every node.
+func sameTree(fast, lib *yaml.Node, path string) error {
+	if fast.Kind != lib.Kind || fast.ShortTag() != lib.ShortTag() || fast.Value != lib.Value || fast.Style != lib.Style ||
+		fast.Line != lib.Line || fast.Column != lib.Column || len(fast.Content) != len(lib.Content) {
+		return fmt.Errorf("at %s: fast %s, yaml.v3 %s", path, describeNode(fast), describeNode(lib))
+	}
+	for i := range fast.Content {
+		if err := sameTree(fast.Content[i], lib.Content[i], fmt.Sprintf("%s/%d", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func describeNode(n *yaml.Node) string {
+	return fmt.Sprintf("{kind %d tag %s value %q style %d line %d column %d, %d children}", n.Kind, n.ShortTag(), n.Value, n.Style, n.Line, n.Column, len(n.Content))
+}
+
+// differ parses data with both parsers and describes how they differ; ""
+// when they agree or the fast parser declines.
+func differ(data string) (accepted bool, diff string) {
+	fast, ok := fastParse([]byte(data))
+	if !ok {
+		return false, ""
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(data), &root); err != nil {
+		return true, fmt.Sprintf("fast parser accepted what yaml.v3 refuses: %v", err)
+	}
+	if len(root.Content) == 0 {
+		if fast != nil {
+			return true, "fast parser found a node in an empty document"
+		}
+		return true, ""
+	}
+	if fast == nil {
+		return true, "fast parser found an empty document"
+	}
+	if err := sameTree(fast, root.Content[0], ""); err != nil {
+		return true, err.Error()
+	}
+	return true, ""
+}
+
+// fastYAMLSeeds are documents of the subset, and near it.
+var fastYAMLSeeds = []string{
+	deployment,
+	"a: 1\nb: [x, 2.5, true, null, '3']\nc: {d: \"e\\n\\\"q\\\"\"}\n",
+	"n: -0\nf: 1e3\ng: .5\nh: 0x1F\ni: 007\nj: 1_000\nk: 08\nl: +12\nm: 1e999\n",
+	"a:\n- x\n- y:\n    z: 1\n  w: 2\n-\n- - q\nb: ~\nc:\n",
+	"k: |\n  multi\n\n  line\n   more\n\nl: |-\n  x\n\n\nm: |+\n  y\n\n",
+	"k: |\n\n  x\n  \n    \nn: |  # c\n  a\n",
+	"# c\na: 'it''s' # c\nb: \"\\x41\\u00e9\\U0001F600\\t\"\n\n",
+	"a: {b: [1, 2], c: {}}\nd: []\ne: [\n  1,\n  2]\n",
+	"a: 2001-12-14\nb: <<\nc: &x 1\nd: *x\ne: !t x\n",
+	"'a': 1\n\"b\": 2\nc:d: 3\n? x\n: y\n",
+	"a: b: c\n", "a: - b\n", "- a\nb: 1\n", "a:\n  b\n  c\n", "a: [1, 2,]\n", "a: {b}\n",
+	"a: x # c\n  y\n", "a:\n    b: 1\n  c: 2\n", "a: |\n  x", "a:\n  - b\n  c: 1\n",
+	"  a: 1\n", "a: 'x\n  y'\n", "a: \"x\ny\"\n", "%YAML 1.2\n---\na: 1\n", "a: 1\n...\n",
+	"a: [b, c]x\n", "a: \"x\"y\n", "a: {b: c} # c\n", "- {a: b}\n- [c]\n", "a: -x\nb: -1\nc: - \n",
+	strings.Repeat("k", 1100) + ": v\n", "'" + strings.Repeat("k", 1100) + "': v\n", "a: [" + strings.Repeat("k", 1100) + "]\n",
+	"{a: 1}: b\n", "a: [b: c]\n", "a: [nginx:1.27, {image: x:1}, 'q':, c?d, e:]\n", "a: [b, c:d]\nb: {c:d}\n", "a: {\"b\":c}\n", "a: {b : c}\n", "a: 0b101\nb: 0o17\nc: -0x1F\nd: 1_0.5\n",
+}
+
+// TestFastYAML: the fast parser builds yaml.v3's tree for every seed it
+// accepts, and accepts the manifests' subset.
+func TestFastYAML(t *testing.T) {
+	for _, seed := range fastYAMLSeeds {
+		if _, diff := differ(seed); diff != "" {
+			t.Errorf("%s\n%s", diff, seed)
+		}
+	}
+	for _, doc := range []string{deployment, "a:\n- x\n- y:\n    z: 1\n  w: 2\n", "k: |\n  x\n"} {
+		if _, ok := fastParse([]byte(doc)); !ok {
+			t.Errorf("fast parser declined:\n%s", doc)
+		}
+	}
+	for _, doc := range []string{"a: &x 1\n", "a: !t x\n", "a: 2001-12-14\n", "<<: {a: 1}\n", "a: >\n  x\n", "a: x\n  y\n"} {
+		if _, ok := fastParse([]byte(doc)); ok {
+			t.Errorf("fast parser accepted:\n%s", doc)
+		}
+	}
+}
+
+// FuzzFastYAML: on every document the fast parser accepts, its tree is
+// yaml.v3's.
+func FuzzFastYAML(f *testing.F) {
+	for _, seed := range fastYAMLSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		if _, diff := differ(data); diff != "" {
+			t.Fatalf("%s\n%s", diff, strings.ReplaceAll(data, "\n", "⏎\n"))
+		}
+	})
+}
+
+// TestFastYAMLFiles: on every document of the repository's YAML files
+// (examples, fixtures, charts, workflows) and of the directories listed in
+// FARGATEKIT_YAML_CORPUS (by hand: a corpus of real-world manifests), the
+// fast parser builds yaml.v3's tree or declines; it accepts most of the
+// manifests of examples/, so that check's speed is the fast parser's.
+func TestFastYAMLFiles(t *testing.T) {
+	roots := []string{"../.."}
+	if extra := os.Getenv("FARGATEKIT_YAML_CORPUS"); extra != "" {
+		roots = append(roots, filepath.SplitList(extra)...)
+	}
+	accepted, documents := map[bool]int{}, map[bool]int{}
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() && (d.Name() == ".git" || d.Name() == "fuzz") {
+				return cmp.Or(err, filepath.SkipDir)
+			}
+			if d.IsDir() || !hasExtension(path) {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			example := strings.Contains(filepath.ToSlash(path), "/examples/")
+			for _, doc := range splitDocuments(data) {
+				ok, diff := differ(string(doc.data))
+				if diff != "" {
+					t.Errorf("%s:%d: %s", path, doc.first, diff)
+				}
+				documents[example]++
+				if ok {
+					accepted[example]++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("fast parser accepted %d of %d documents of examples/, %d of %d others", accepted[true], documents[true], accepted[false], documents[false])
+	if documents[true] == 0 || accepted[true]*10 < documents[true]*9 {
+		t.Errorf("fast parser accepted %d of %d documents of examples/, want 90%%", accepted[true], documents[true])
+	}
+}
