@@ -53,7 +53,9 @@ func (c *cluster) wide(ns string) []wideRow {
 
 // checkAddresses checks the running pods of a namespace as EKS shows Fargate
 // pods: each pod's IP is its node's name and InternalIP, and its hostIP,
-// inside the subnet of its node's AZ; no address is used twice.
+// inside the subnet of its node's AZ; no address is used twice. No node has
+// the TTL controller's annotation: the emulator's controller-manager runs
+// without it (docs/emulator.md).
 func (c *cluster) checkAddresses(ns string, running int) error {
 	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -65,6 +67,9 @@ func (c *cluster) checkAddresses(ns string, running int) error {
 	}
 	byName := map[string]corev1.Node{}
 	for _, n := range nodes.Items {
+		if ttl, ok := n.Annotations[corev1.ObjectTTLAnnotationKey]; ok {
+			return fmt.Errorf("node %s has the TTL controller's annotation %s=%s", n.Name, corev1.ObjectTTLAnnotationKey, ttl)
+		}
 		byName[n.Name] = n
 	}
 	seen, n := map[string]string{}, 0

@@ -261,7 +261,15 @@ func loopbackArgs() ([]string, []componentArg, error) {
 		// not their default 20: a Deployment of thousands of replicas comes
 		// up in a minute, as on EKS.
 		componentArg{component: ComponentControllerManager, key: "kube-api-qps", value: "100"},
-		componentArg{component: ComponentControllerManager, key: "kube-api-burst", value: "200"})
+		componentArg{component: ComponentControllerManager, key: "kube-api-burst", value: "200"},
+		// Every controller but the TTL controller, which annotates each
+		// node with the kubelet's cache TTL (nothing KWOK reads), and again
+		// every node each time the cluster grows past 100, 500 and 1,000
+		// nodes: a Fargate pod is a node, so 2.6 writes per pod in a burst
+		// of a thousand. Two flags, not "*,-ttl-controller": kwokctl splits
+		// an --extra-args value at its commas.
+		componentArg{component: ComponentControllerManager, key: "controllers", value: "*", repeated: true},
+		componentArg{component: ComponentControllerManager, key: "controllers", value: "-ttl-controller", repeated: true})
 	return flags, args, nil
 }
 
