@@ -68,3 +68,21 @@ func (p Price) Hourly(s Size, ephemeralGiB int64) float64 {
 func (p Price) Monthly(s Size, ephemeralGiB int64, replicas int) float64 {
 	return p.Hourly(s, ephemeralGiB) * prices.HoursPerMonth * float64(replicas)
 }
+
+// Unrequested returns the share of the price of a pod's provisioned size
+// that pays for capacity it did not request: 1 - price(requests + the 256 MB
+// Fargate adds) / price(provisioned size), ephemeral storage left out. It is
+// 0 for a pod at the smallest size (no request could make it cheaper), one
+// that requests nothing (it asked for no size at all) and one that fits no
+// size.
+func (p Price) Unrequested(s Sizing) float64 {
+	if s.NothingRequested || !s.Fits || s.Provisioned == Sizes[0] {
+		return 0
+	}
+	paid := p.Hourly(s.Provisioned, DefaultEphemeralGiB)
+	if paid == 0 {
+		return 0
+	}
+	requested := p.Hourly(Size{MilliCPU: s.RequestedMilliCPU, MemoryMiB: s.RequestedMemoryMiB + OverheadMemoryMiB}, DefaultEphemeralGiB)
+	return max(1-requested/paid, 0)
+}

@@ -68,8 +68,10 @@ func (r Refusal) scheduling() bool {
 // does not look at where the pod goes: the webhook decides that (Place), and
 // a pod it sends to fargate-scheduler is refused for these reasons wherever
 // its node selection points. An empty result means Fargate runs the pod. A
-// DaemonSet's pod is refused for being one, and only that is reported.
-func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
+// DaemonSet's pod is refused for being one, and only that is reported. size
+// is the pod's SizePod, which callers need too: computed once, it is one of
+// the costliest steps of a check.
+func Refusals(spec *corev1.PodSpec, size Sizing, daemonSet bool, s Settings) []Refusal {
 	var out []Refusal
 	add := func(kind RefusalKind, reason, field, format string, args ...any) {
 		out = append(out, Refusal{Kind: kind, Reason: reason, Field: field, Detail: fmt.Sprintf(format, args...)})
@@ -156,7 +158,7 @@ func Refusals(spec *corev1.PodSpec, daemonSet bool, s Settings) []Refusal {
 		add(RefuseNodeSelection, "node selection excludes Fargate nodes", field,
 			"the pod's node selection excludes Fargate nodes, but EKS's webhook sends it to fargate-scheduler all the same")
 	}
-	if size := SizePod(spec); !size.Fits {
+	if !size.Fits {
 		largest := Largest()
 		if size.EphemeralGiB > MaxEphemeralGiB {
 			add(RefuseOversize, fmt.Sprintf("ephemeral storage exceeds the largest Fargate size (%d GiB)", MaxEphemeralGiB), "containers",

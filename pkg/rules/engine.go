@@ -214,7 +214,8 @@ func (e *Engine) workload(obj *object.Object) *Workload {
 		case *corev1.Pod:
 			daemonSet = fargate.DaemonSetPod(t.OwnerReferences)
 		}
-		w.Refusals = fargate.Refusals(&tmpl.Spec, daemonSet, e.ctx.Settings)
+		w.Refusals = fargate.Refusals(&tmpl.Spec, w.Sizing, daemonSet, e.ctx.Settings)
+		w.Unrequested = e.ctx.Price.Unrequested(w.Sizing)
 	}
 	if w.Runs() {
 		w.HourlyCostUSD = e.ctx.Price.Hourly(w.Sizing.Provisioned, w.Sizing.EphemeralGiB) * float64(w.Replicas)

@@ -158,6 +158,9 @@ type Workload struct {
 	// MonthlyCostUSD is the price of all replicas for a month on Fargate, 0 when
 	// not on Fargate or when the workload runs to completion (Job, CronJob).
 	MonthlyCostUSD float64
+	// Unrequested is the share of that price which pays for capacity the
+	// pods did not request (fargate.Price.Unrequested), 0 when not on Fargate.
+	Unrequested float64
 	// ServiceAccount is the pod's service account ("default" when unset).
 	ServiceAccount string
 	// Claims are the names of the PersistentVolumeClaims the pods mount.

@@ -86,6 +86,8 @@ type Decision struct {
 	Profile *fargate.Profile
 	// Refusals are why Fargate refuses the pod (fargate.Refusals).
 	Refusals []fargate.Refusal
+	// Size is the pod's Fargate size (fargate.SizePod).
+	Size fargate.Sizing
 	// Event is the FailedScheduling message; "" when the pod is placed.
 	Event string
 }
@@ -96,7 +98,8 @@ type Decision struct {
 // under its profile. It does no I/O.
 func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decision {
 	name := pod.Labels[fargate.ProfileLabel]
-	d := Decision{Refusals: fargate.Refusals(&pod.Spec, fargate.DaemonSetPod(pod.OwnerReferences), s)}
+	d := Decision{Size: fargate.SizePod(&pod.Spec)}
+	d.Refusals = fargate.Refusals(&pod.Spec, d.Size, fargate.DaemonSetPod(pod.OwnerReferences), s)
 	for i := range active {
 		if active[i].Name == name {
 			d.Profile = &active[i]
@@ -258,8 +261,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if !ok {
 		return s.event(ctx, pod, "Fargate is not supported in the requested subnet: "+subnet)
 	}
-	size := fargate.SizePod(&pod.Spec)
-	node, err := s.createNode(ctx, subnet, az, size)
+	node, err := s.createNode(ctx, subnet, az, d.Size)
 	if apierrors.IsAlreadyExists(err) {
 		// With VPC DNS hostnames off every node is fargate-null: one pod only.
 		return s.event(ctx, pod, fmt.Sprintf("node %s already exists: VPC DNS hostnames are disabled", fargate.NullNodeName))
@@ -272,7 +274,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return fmt.Errorf("starting the pod's node: %w", err)
 	}
 	s.bound(key, node.Name)
-	p := placing{key: key, pod: pod, profile: d.Profile, node: node.Name, subnet: subnet, az: az, size: size}
+	p := placing{key: key, pod: pod, profile: d.Profile, node: node.Name, subnet: subnet, az: az, size: d.Size}
 	if s.nodes == nil { // not running (unit tests): placed now
 		return s.place(ctx, p)
 	}

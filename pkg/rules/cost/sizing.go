@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
@@ -36,22 +35,13 @@ var RoundingWaste = &rules.Rule{
 		"are not flagged: no request could make them cheaper.",
 	Remediation: "Adjust the requests to fit a size: the message names the provisioned size; requesting a little less " +
 		"often drops the pod one size down, or requesting up to the provisioned size uses what is paid for anyway.",
-	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
-		s := w.Sizing
-		if s.NothingRequested || !s.Fits || s.Provisioned == fargate.Sizes[0] {
-			return nil // at the smallest size, no request could cost less
-		}
-		requested := ctx.Price.Hourly(fargate.Size{MilliCPU: s.RequestedMilliCPU, MemoryMiB: s.RequestedMemoryMiB + fargate.OverheadMemoryMiB}, fargate.DefaultEphemeralGiB)
-		paid := ctx.Price.Hourly(s.Provisioned, fargate.DefaultEphemeralGiB)
-		if paid == 0 {
-			return nil
-		}
-		waste := 1 - requested/paid
+	Check: rules.OnFargatePods(func(_ *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
+		waste := w.Unrequested
 		if waste <= wasteThreshold {
 			return nil
 		}
 		return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("containers"),
 			"the pod requests %s (+256 MB) but Fargate provisions %s: %.0f%% of its price pays for capacity nobody requested",
-			s.Requested(), s.Provisioned, waste*100)}
+			w.Sizing.Requested(), w.Sizing.Provisioned, waste*100)}
 	}),
 }
