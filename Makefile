@@ -4,7 +4,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_LAYOUT ?= dist/image
 
-.PHONY: all build demo test unit lint verify generate docs bench fuzz clean controlplane image release-snapshot
+.PHONY: all build demo test unit lint verify generate docs screenshots bench fuzz clean controlplane image release-snapshot
 
 all: build
 
@@ -30,6 +30,9 @@ generate: ## regenerate docs/rules.md
 
 docs: ## regenerate the man pages (docs/man) and shell completions (completions/)
 	$(GO) run ./hack/gendocs
+
+screenshots: ## the pictures of the HTML reports in docs/img: check and plan of the examples, scan of the emulator (headless Chromium)
+	hack/screenshots.sh
 
 bench: ## the benchmarks of docs/benchmarks.md
 	hack/bench.sh

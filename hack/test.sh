@@ -12,6 +12,8 @@ hack/tools.sh awscli >/dev/null
 # The release tests (internal/release) run GoReleaser, ko, crane, krew and
 # pre-commit, pinned and cached by hack/tools.sh.
 hack/tools.sh pre-commit >/dev/null
+# The HTML reports' tests open them in headless Chromium.
+hack/tools.sh chromium >/dev/null
 PATH="$(hack/tools.sh release):$PATH"
 export PATH
 # Without the control plane the integration tests skip (go test ./... on a

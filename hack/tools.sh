@@ -4,6 +4,7 @@
 #   hack/tools.sh golangci-lint    prints the path of the cached golangci-lint
 #   hack/tools.sh awscli           installs the AWS CLI (Debian's awscli) if missing
 #   hack/tools.sh pre-commit       installs pre-commit (Debian's package) if missing
+#   hack/tools.sh chromium         installs Chromium (Debian's package) if missing
 #   hack/tools.sh goreleaser | ko | crane | cyclonedx-gomod | krew
 #                                  prints the path of the cached release tool
 #   hack/tools.sh release          builds the five and prints a directory that
@@ -69,8 +70,10 @@ release)
 awscli) debian aws awscli ;;
 # The release tests run the hook of .pre-commit-hooks.yaml with it.
 pre-commit) debian pre-commit pre-commit ;;
+# The tests of the HTML reports open them in headless Chromium.
+chromium) debian chromium chromium ;;
 *)
-	echo "usage: hack/tools.sh golangci-lint | awscli | pre-commit | goreleaser | ko | crane | cyclonedx-gomod | krew | release" >&2
+	echo "usage: hack/tools.sh golangci-lint | awscli | pre-commit | chromium | goreleaser | ko | crane | cyclonedx-gomod | krew | release" >&2
 	exit 2
 	;;
 esac

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/fargatekit/fargatekit/internal/browser"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
@@ -273,6 +274,7 @@ func TestIntegrationScanCluster(t *testing.T) {
 	if !skewed {
 		t.Errorf("seed 7 spreads the 6 replicas %v evenly: the scenario must pile them for az-skew to fire; choose another seed", perAZ)
 	}
+	c.checkScanPage(env, len(perAZ))
 	if msgs := r.find("DEP001", "Deployment", "apps", "web"); len(msgs) != 1 || !strings.HasPrefix(msgs[0], "its last-applied-configuration uses extensions/v1beta1 Deployment was removed in Kubernetes 1.16") {
 		t.Errorf("last-applied removed API: %q", msgs)
 	}
@@ -572,5 +574,46 @@ func TestIntegrationImagePull(t *testing.T) {
 		"get", "pods", "-n", "apps", "-l", "app in (web-c, api)", "--no-headers").CombinedOutput()
 	if err != nil || strings.Count(string(out), "ImagePullBackOff") != 2 || strings.Contains(string(out), "Running") {
 		t.Errorf("kubectl get pods: %v\n%s", err, out)
+	}
+}
+
+// checkScanPage opens the page of `scan -o html` in headless Chromium: it
+// reads well (browser.Problems), draws a bar per AZ with Fargate pods, and
+// marks apps/web, piled into one AZ, as skewed. With
+// FARGATEKIT_SCREENSHOTS=DIR (make screenshots) it writes DIR/scan.png.
+func (c *cluster) checkScanPage(env []string, zonesWithPods int) {
+	c.t.Helper()
+	b := browser.ForTest(c.t)
+	if b == nil {
+		return
+	}
+	out, stderr, code := c.fargatekit(env, "scan", "--stuck-after", "1ms", "-o", "html")
+	if code != 1 {
+		c.t.Fatalf("scan -o html: exit %d, want 1\n%s", code, stderr)
+	}
+	path := filepath.Join(c.t.TempDir(), "scan.html")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	v := browser.View{Width: 1280, Height: 900}
+	p, err := b.Open(path, v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer p.Close()
+	if problems, err := p.Problems(v); err != nil || len(problems) > 0 {
+		c.t.Errorf("scan's page: %q (%v)", problems, err)
+	}
+	if n, err := p.Count("svg.az .bar"); err != nil || n != zonesWithPods {
+		c.t.Errorf("scan's page draws %d AZ bars (%v), want %d", n, err, zonesWithPods)
+	}
+	skewed, err := browser.Eval[string](p, `Array.from(document.querySelectorAll("table.spread tr.skewed th")).map(th => th.textContent).join(",")`)
+	if err != nil || !strings.Contains(skewed, "Deployment/apps/web") {
+		c.t.Errorf("scan's page marks %q as skewed (%v), want Deployment/apps/web among them", skewed, err)
+	}
+	if dir := os.Getenv("FARGATEKIT_SCREENSHOTS"); dir != "" {
+		if err := p.SaveScreenshot(filepath.Join(dir, "scan.png")); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 }

@@ -71,7 +71,7 @@ func scanned() *Report {
 // TestScanGolden: the text and JSON of a scan, with the cluster header, the
 // pods where they are, the bill, and the finding's fix.
 func TestScanGolden(t *testing.T) {
-	for _, format := range []string{"text", "json"} {
+	for _, format := range []string{"text", "json", "html"} {
 		t.Run(format, func(t *testing.T) {
 			golden(t, filepath.Join("scan", format+".golden"), write(t, format, scanned(), Options{}))
 		})

@@ -18,18 +18,8 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 	s := r.Summary()
 
 	b.WriteString("## fargatekit\n\n")
-	var about []string
-	if r.Target != "" {
-		about = append(about, "Kubernetes "+r.Target)
-	}
-	if r.Region != "" {
-		about = append(about, r.Region)
-	}
-	if r.Version != "" {
-		about = append(about, "fargatekit "+r.Version)
-	}
-	if len(about) > 0 {
-		b.WriteString("Checked against " + strings.Join(about, " · ") + ".\n\n")
+	if about := r.about(); about != "" {
+		b.WriteString("Checked against " + about + ".\n\n")
 	}
 
 	b.WriteString("| Blockers | Warnings | Info | Errors | Fargate workloads | Est. $/month |\n")
@@ -107,3 +97,19 @@ var cellEscaper = strings.NewReplacer(
 // cell makes text safe inside a Markdown table cell: pipes are escaped, HTML
 // is shown as text and line breaks become <br>.
 func cell(s string) string { return cellEscaper.Replace(s) }
+
+// about says what a report was made against: "Kubernetes 1.35 · us-east-1 ·
+// fargatekit 0.1.0", leaving out what is unknown.
+func (r *Report) about() string {
+	var parts []string
+	if r.Target != "" {
+		parts = append(parts, "Kubernetes "+r.Target)
+	}
+	if r.Region != "" {
+		parts = append(parts, r.Region)
+	}
+	if r.Version != "" {
+		parts = append(parts, "fargatekit "+r.Version)
+	}
+	return strings.Join(parts, " · ")
+}

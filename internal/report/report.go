@@ -53,6 +53,7 @@ var Formats = map[string]Writer{
 	"sarif":    writeSARIF,
 	"junit":    writeJUnit,
 	"markdown": writeMarkdown,
+	"html":     writeHTML,
 }
 
 // FormatNames returns the names of the formats, sorted, for --help and errors.

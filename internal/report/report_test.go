@@ -183,11 +183,11 @@ func TestGolden(t *testing.T) {
 }
 
 func TestFormatNames(t *testing.T) {
-	want := []string{"json", "junit", "markdown", "sarif", "text"}
+	want := []string{"html", "json", "junit", "markdown", "sarif", "text"}
 	if diff := cmp.Diff(want, FormatNames()); diff != "" {
 		t.Errorf("FormatNames() (-want +got):\n%s", diff)
 	}
-	if _, err := Lookup("yaml"); err == nil || !strings.Contains(err.Error(), "json, junit, markdown, sarif, text") {
+	if _, err := Lookup("yaml"); err == nil || !strings.Contains(err.Error(), "html, json, junit, markdown, sarif, text") {
 		t.Errorf("Lookup(yaml) = %v, want an error naming the formats", err)
 	}
 }

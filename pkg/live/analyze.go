@@ -47,6 +47,14 @@ type Result struct {
 	FargateNodes, EC2Nodes int
 	// PodsPerAZ counts the running pods on Fargate per AZ.
 	PodsPerAZ map[string]int
+	// NodesPerAZ counts the nodes per AZ (topology.kubernetes.io/zone; ""
+	// for nodes without it).
+	NodesPerAZ map[string]Nodes
+}
+
+// Nodes counts nodes by kind.
+type Nodes struct {
+	Fargate, EC2 int
 }
 
 // WorkloadState is where a workload's pods run and what Fargate bills them.
@@ -70,7 +78,17 @@ type WorkloadState struct {
 // something Unread it reports where the pods run, and no findings.
 func Analyze(s *Snapshot, o Options) *Result {
 	v := newView(s)
-	res := &Result{PodsPerAZ: map[string]int{}, EC2Nodes: v.ec2Nodes, FargateNodes: len(s.Nodes) - v.ec2Nodes}
+	res := &Result{PodsPerAZ: map[string]int{}, NodesPerAZ: map[string]Nodes{}, EC2Nodes: v.ec2Nodes, FargateNodes: len(s.Nodes) - v.ec2Nodes}
+	for i := range s.Nodes {
+		az := s.Nodes[i].Labels[corev1.LabelTopologyZone]
+		n := res.NodesPerAZ[az]
+		if IsFargateNode(&s.Nodes[i]) {
+			n.Fargate++
+		} else {
+			n.EC2++
+		}
+		res.NodesPerAZ[az] = n
+	}
 	var fs []rules.Finding
 	for _, w := range v.workloads {
 		st := v.state(w, o.Price)

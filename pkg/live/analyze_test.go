@@ -749,3 +749,14 @@ func TestSubnetHeadroom(t *testing.T) {
 			want: []want{{object: profileRef, contains: []string{"fewer than the 11 its workloads may need: Deployment shop/web 11"}}}},
 	})
 }
+
+// TestNodesPerAZ: the nodes of each AZ by kind; a node without a zone label
+// counts under "".
+func TestNodesPerAZ(t *testing.T) {
+	nodes := append(fgNodes(), ec2Node(), node("ip-10-0-9-9.ec2.internal", "", false, "v1.34.2-eks-1234567"))
+	res := live.Analyze(snap(nil, nodes, nil), live.Options{})
+	want := map[string]live.Nodes{"us-east-1a": {Fargate: 2, EC2: 1}, "us-east-1b": {Fargate: 1}, "us-east-1c": {Fargate: 1}, "": {EC2: 1}}
+	if diff := cmp.Diff(want, res.NodesPerAZ); diff != "" {
+		t.Errorf("NodesPerAZ (-want +got):\n%s", diff)
+	}
+}

@@ -89,7 +89,8 @@ type Step struct {
 	Kind    Kind
 	Profile string
 	Address string
-	// Change is the index of the change in Input.Changes.
+	// Change is the index of the change in Input.Changes; -1 in the steps
+	// of the safe sequence.
 	Change int
 	// Start and End are offsets from the start of the change.
 	Start, End time.Duration
@@ -130,9 +131,12 @@ func (p Placement) String() string {
 type WorkloadPlan struct {
 	Workload
 	Before Placement
-	// Stopped lists the steps (indexes into Result.Steps) that stop the
-	// workload's pods; the pods are recreated at once where Moves says.
-	Stopped []int
+	// Stopped lists the steps that stop the workload's pods, as indexes
+	// into its own worst order (the order whose first deletion is its
+	// profile's), and StoppedAt when each starts; the pods are recreated at
+	// once where Moves says.
+	Stopped   []int
+	StoppedAt []time.Duration
 	// Moves are the placements the pods are recreated with, one per stop.
 	Moves []Placement
 	// Uncovered is how many operations pass from the first stop that lost
@@ -143,6 +147,9 @@ type WorkloadPlan struct {
 	UncoveredFor time.Duration
 	// After is where the pods are when the change is done.
 	After Placement
+	// Safe are the placements the pods take through the safe sequence, in
+	// order (none: they stay where they were before).
+	Safe []TimedPlacement
 	// Matched is the profile new pods would get after the change, "" when none.
 	Matched string
 	// RestartNeeded is true when the pods sit off Fargate (EC2 or Pending)
@@ -211,6 +218,16 @@ type SafeSequence struct {
 	Restart []WorkloadPlan
 	// Duration is how long the safe sequence's profile operations take.
 	Duration time.Duration
+	// Steps are its profile operations in order, timed: phase 1's
+	// creations, phase 2's deletions, then each bridged name created again
+	// and its temporary profile deleted. Their Change is -1.
+	Steps []Step
+}
+
+// TimedPlacement is where a workload's pods are from At on.
+type TimedPlacement struct {
+	At time.Duration
+	Placement
 }
 
 // Bridge is a name deleted and created again.
@@ -257,7 +274,97 @@ func Analyze(in Input) Result {
 	r.CoverageGained = uncovered(profilesOf(changes, func(c Change) *fargate.Profile { return c.After }), before)
 	r.Gaps = gaps(in, changes, d)
 	r.Safe = safe(changes, before, r.Workloads, d)
+	for i, moves := range safeTimeline(&r.Safe, in, before, r.Workloads, d) {
+		r.Workloads[i].Safe = moves
+	}
 	return r
+}
+
+// safeTimeline replays the safe sequence as its commands run it: phase 1
+// creates the new profiles and the bridges; the workloads of Move are
+// restarted, and EKS places their new pods with the profiles ACTIVE then;
+// phase 2 deletes the old profiles, each deletion stopping the pods its
+// profile still places (recreated at once, as in simulate); then each
+// bridged name is created again, the pods of the old profile are
+// restarted onto it, and the bridge is deleted. Restarts take no time of
+// their own here: they run at the pace of the rollouts, between profile
+// operations. It sets s.Steps and returns, per workload, where its pods go
+// and when.
+func safeTimeline(s *SafeSequence, in Input, before []fargate.Profile, workloads []WorkloadPlan, d Durations) [][]TimedPlacement {
+	active := slices.Clone(before)
+	var t time.Duration
+	cur := make([]Placement, len(workloads))
+	places := make([]func([]fargate.Profile) Placement, len(workloads))
+	index := map[object.Ref]int{}
+	for i, w := range workloads {
+		cur[i], places[i] = w.Before, placer(w.Workload, in)
+		index[w.NamespacedRef()] = i
+	}
+	out := make([][]TimedPlacement, len(workloads))
+	move := func(i int, p Placement) {
+		if p != cur[i] {
+			cur[i] = p
+			out[i] = append(out[i], TimedPlacement{At: t, Placement: p})
+		}
+	}
+	restart := func(w WorkloadPlan) {
+		if i, ok := index[w.NamespacedRef()]; ok && w.Ref.Kind != "Pod" {
+			move(i, places[i](active))
+		}
+	}
+	op := func(kind Kind, p fargate.Profile, address string) {
+		step := Step{Kind: kind, Profile: p.Name, Address: address, Change: -1, Start: t}
+		if kind == Create {
+			active = append(active, p)
+			t += d.Create
+		} else {
+			active = slices.DeleteFunc(slices.Clone(active), func(a fargate.Profile) bool { return a.Name == p.Name })
+			for i, w := range workloads { // stopped as the deletion starts
+				if cur[i].Where == OnFargate && cur[i].Profile == p.Name {
+					next := places[i](active)
+					if w.Ref.Kind == "Pod" {
+						next = Placement{Where: Gone}
+					}
+					move(i, next)
+				}
+			}
+			t += d.Delete
+		}
+		step.End = t
+		s.Steps = append(s.Steps, step)
+	}
+	bridge := func(b Bridge) fargate.Profile {
+		p := b.Old
+		p.Name = b.BridgeName()
+		return p
+	}
+	for _, c := range s.Create {
+		op(Create, *c.After, c.Address)
+	}
+	for _, b := range s.Bridges {
+		op(Create, bridge(b), "")
+	}
+	for _, w := range s.Move {
+		restart(w)
+	}
+	for _, c := range s.Delete {
+		op(Delete, *c.Before, c.Address)
+	}
+	for _, b := range s.Bridges {
+		if b.Replacement {
+			op(Delete, b.Old, b.New.Address)
+		}
+	}
+	for _, b := range s.Bridges {
+		op(Create, *b.New.After, b.New.Address)
+		for _, w := range workloads {
+			if w.Before.Where == OnFargate && w.Before.Profile == b.Old.Name {
+				restart(w)
+			}
+		}
+		op(Delete, bridge(b), "")
+	}
+	return out
 }
 
 func profilesOf(changes []Change, get func(Change) *fargate.Profile) []fargate.Profile {
@@ -364,19 +471,15 @@ func replay(in Input, changes []Change, steps []Step, fn func(i int, s Step, act
 	}
 }
 
-// simulate replays the change for one workload, in its own worst order. A
-// deletion stops the pods of the profile being deleted (PodDisruptionBudgets
-// are ignored) and their controller recreates them at once: EKS's webhook
-// places them with the profiles ACTIVE at that moment, or they go to EC2
-// nodes or stay Pending. A creation moves nothing: a profile applies only to
-// pods created after it is ACTIVE.
-func simulate(w Workload, in Input, changes []Change, before, after []fargate.Profile, d Durations) WorkloadPlan {
-	wp := WorkloadPlan{Workload: w}
+// placer returns where EKS's webhook sends a workload's new pods under the
+// ACTIVE profiles: Fargate under the profile it chooses, else EC2 nodes when
+// the cluster has some, else Pending.
+func placer(w Workload, in Input) func(active []fargate.Profile) Placement {
 	offFargate := Placement{Where: Pending}
 	if in.NodeGroups {
 		offFargate = Placement{Where: OnEC2}
 	}
-	place := func(active []fargate.Profile) Placement {
+	return func(active []fargate.Profile) Placement {
 		if w.OffFargate != "" {
 			return offFargate
 		}
@@ -385,6 +488,17 @@ func simulate(w Workload, in Input, changes []Change, before, after []fargate.Pr
 		}
 		return offFargate
 	}
+}
+
+// simulate replays the change for one workload, in its own worst order. A
+// deletion stops the pods of the profile being deleted (PodDisruptionBudgets
+// are ignored) and their controller recreates them at once: EKS's webhook
+// places them with the profiles ACTIVE at that moment, or they go to EC2
+// nodes or stay Pending. A creation moves nothing: a profile applies only to
+// pods created after it is ACTIVE.
+func simulate(w Workload, in Input, changes []Change, before, after []fargate.Profile, d Durations) WorkloadPlan {
+	wp := WorkloadPlan{Workload: w}
+	place := placer(w, in)
 	wp.Before = place(before)
 	matches := func(p *fargate.Profile) bool { return w.OffFargate == "" && p.Matches(w.Namespace, w.Labels) }
 	placedBy := func(p *fargate.Profile) bool { return wp.Before.Where == OnFargate && p.Name == wp.Before.Profile }
@@ -398,7 +512,7 @@ func simulate(w Workload, in Input, changes []Change, before, after []fargate.Pr
 			if w.Ref.Kind == "Pod" {
 				cur = Placement{Where: Gone} // nothing recreates a bare pod
 			}
-			wp.Stopped = append(wp.Stopped, i)
+			wp.Stopped, wp.StoppedAt = append(wp.Stopped, i), append(wp.StoppedAt, s.Start)
 			wp.Moves = append(wp.Moves, cur)
 			if cur.Where != OnFargate && lostAt < 0 {
 				lostAt = i

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -345,5 +346,54 @@ func TestUnknownLeftOut(t *testing.T) {
 	}
 	if ids := Findings(Input{}, r, "p.json"); len(ids) != 1 || ids[0].Rule.ID != "PL008" {
 		t.Errorf("findings %+v", ids)
+	}
+}
+
+// TestSafeTimeline replays the safe sequence of TestTimingAndSafeSequence's
+// change: the pods of a deleted profile move to the new one when restarted
+// in phase 1, before their profile goes; the pods of b, replaced in place,
+// ride the bridge while b is deleted and created again; a bare pod of a
+// deleted profile that nothing covers is gone; nothing else moves.
+func TestSafeTimeline(t *testing.T) {
+	bare := Workload{Ref: object.Ref{APIVersion: "v1", Kind: "Pod", Namespace: "x", Name: "lone"}, Namespace: "x"}
+	r := Analyze(Input{
+		Changes: []Change{
+			{Address: "a", Before: profile("a", "a")},
+			{Address: "b", Before: profile("b", "b"), After: profile("b", "b", "c")},
+			{Address: "n", After: profile("n", "a")},
+			{Address: "x", Before: profile("x", "x")},
+		},
+		Unchanged:  []fargate.Profile{*profile("k", "k")},
+		Workloads:  []Workload{workload("a", "a", nil), workload("b", "b", nil), workload("k", "k", nil), bare},
+		NodeGroups: true,
+		Durations:  Durations{Create: time.Minute, Delete: 10 * time.Minute},
+	})
+	var steps []string
+	for _, s := range r.Safe.Steps {
+		steps = append(steps, fmt.Sprintf("%s %s %v-%v", s.Kind, s.Profile, s.Start, s.End))
+	}
+	want := []string{
+		"create n 0s-1m0s", "create b-bridge 1m0s-2m0s", // phase 1
+		"delete a 2m0s-12m0s", "delete x 12m0s-22m0s", "delete b 22m0s-32m0s", // phase 2
+		"create b 32m0s-33m0s", "delete b-bridge 33m0s-43m0s", // b again, the bridge gone
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("safe steps (-want +got):\n%s", diff)
+	}
+	if end := r.Safe.Steps[len(r.Safe.Steps)-1].End; end != r.Safe.Duration {
+		t.Errorf("the steps end at %v, the safe sequence's duration is %v", end, r.Safe.Duration)
+	}
+	moves := map[string][]TimedPlacement{}
+	for _, w := range r.Workloads {
+		moves[w.Ref.Name] = w.Safe
+	}
+	wantMoves := map[string][]TimedPlacement{
+		"a":    {{2 * time.Minute, fg("n")}},                                      // restarted after phase 1
+		"b":    {{22 * time.Minute, fg("b-bridge")}, {33 * time.Minute, fg("b")}}, // stopped with b, restarted onto the new b
+		"k":    nil,
+		"lone": {{12 * time.Minute, Placement{Where: Gone}}},
+	}
+	if diff := cmp.Diff(wantMoves, moves); diff != "" {
+		t.Errorf("safe placements (-want +got):\n%s", diff)
 	}
 }

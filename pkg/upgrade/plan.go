@@ -169,6 +169,30 @@ type Support struct {
 	HourlyPrice float64 `json:"hourlyPrice"`
 }
 
+// String says a version's support dates and what it costs now.
+func (v Support) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", v.Version)
+	switch {
+	case v.EndOfStandard == "":
+		b.WriteString("support dates unknown")
+	case v.EndOfExtended == "":
+		fmt.Fprintf(&b, "standard support until %s, extended support end unknown", v.EndOfStandard)
+	default:
+		fmt.Fprintf(&b, "standard support until %s, extended until %s", v.EndOfStandard, v.EndOfExtended)
+	}
+	switch v.Phase {
+	case "standard":
+		fmt.Fprintf(&b, "; in standard support, $%.2f per cluster-hour", v.HourlyPrice)
+	case "extended":
+		fmt.Fprintf(&b, "; in extended support, $%.2f per cluster-hour instead of $%.2f (about $%.0f a month more)",
+			v.HourlyPrice, StandardHourly, (v.HourlyPrice-StandardHourly)*730)
+	case "unsupported":
+		b.WriteString("; out of support: EKS upgrades such clusters itself")
+	}
+	return b.String()
+}
+
 // Plan is the upgrade path.
 type Plan struct {
 	Cluster string    `json:"cluster"`

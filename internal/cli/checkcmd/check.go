@@ -60,6 +60,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit check --fargate-profile 'name=web,namespace=prod-*,labels=app=web' deploy/\n\n" +
 			"  # Rendered Helm output from standard input, SARIF for GitHub code scanning\n" +
 			"  helm template my-chart | fargatekit check -o sarif - > fargatekit.sarif\n\n" +
+			"  # A page to open in a browser: costs as a chart, workloads in a table that sorts\n" +
+			"  fargatekit check -o html deploy/ > report.html\n\n" +
 			"  # A Helm chart rendered with values and --set, and a Kustomize overlay\n" +
 			"  fargatekit check charts/shop -f values-prod.yaml --set replicas=3\n" +
 			"  fargatekit check deploy/overlays/prod",

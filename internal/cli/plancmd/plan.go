@@ -67,7 +67,9 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  # Workloads from a Helm chart and from a Kustomize overlay\n" +
 			"  fargatekit plan --terraform plan.json charts/shop -f values-prod.yaml deploy/overlays/prod\n\n" +
 			"  # Selector coverage only, without workloads; slower profile operations\n" +
-			"  fargatekit plan --terraform plan.json --delete-duration 20m",
+			"  fargatekit plan --terraform plan.json --delete-duration 20m\n\n" +
+			"  # The timeline of the change as a page: where each workload's pods are, operation by operation\n" +
+			"  fargatekit plan --terraform plan.json -o html deploy/ > plan.html",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd, s, f, args)
 		},

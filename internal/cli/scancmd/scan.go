@@ -82,7 +82,9 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  eval \"$(fargatekit emulator env)\"\n" +
 			"  fargatekit scan\n\n" +
 			"  # Another context and cluster, JSON for a pipeline, failing on warnings\n" +
-			"  fargatekit scan --context prod --cluster-name prod -o json --fail-on warning",
+			"  fargatekit scan --context prod --cluster-name prod -o json --fail-on warning\n\n" +
+			"  # A page: each workload's pods per AZ, the billed cost, drift and stuck pods\n" +
+			"  fargatekit scan -o html > scan.html",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, err := rf.Resolve(s.Out)

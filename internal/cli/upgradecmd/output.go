@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/pkg/upgrade"
 )
 
@@ -19,7 +20,7 @@ type jsonPlan struct {
 	Errors []string `json:"errors"`
 }
 
-func write(s streams.Streams, format string, p *upgrade.Plan, errs []error) error {
+func write(s streams.Streams, version, format string, p *upgrade.Plan, errs []error) error {
 	var err error
 	switch format {
 	case "json":
@@ -32,6 +33,8 @@ func write(s streams.Streams, format string, p *upgrade.Plan, errs []error) erro
 		err = enc.Encode(doc)
 	case "markdown":
 		err = writeMarkdown(s.Out, p, errs)
+	case "html":
+		err = report.WriteUpgradeHTML(s.Out, p, errs, version)
 	default:
 		err = writeText(s.Out, p, errs)
 	}
@@ -39,30 +42,6 @@ func write(s streams.Streams, format string, p *upgrade.Plan, errs []error) erro
 		return fmt.Errorf("writing the plan: %w", err)
 	}
 	return nil
-}
-
-// supportLine says a version's support dates and what it costs now.
-func supportLine(v upgrade.Support) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ", v.Version)
-	switch {
-	case v.EndOfStandard == "":
-		b.WriteString("support dates unknown")
-	case v.EndOfExtended == "":
-		fmt.Fprintf(&b, "standard support until %s, extended support end unknown", v.EndOfStandard)
-	default:
-		fmt.Fprintf(&b, "standard support until %s, extended until %s", v.EndOfStandard, v.EndOfExtended)
-	}
-	switch v.Phase {
-	case "standard":
-		fmt.Fprintf(&b, "; in standard support, $%.2f per cluster-hour", v.HourlyPrice)
-	case "extended":
-		fmt.Fprintf(&b, "; in extended support, $%.2f per cluster-hour instead of $%.2f (about $%.0f a month more)",
-			v.HourlyPrice, upgrade.StandardHourly, (v.HourlyPrice-upgrade.StandardHourly)*730)
-	case "unsupported":
-		b.WriteString("; out of support: EKS upgrades such clusters itself")
-	}
-	return b.String()
 }
 
 func hopState(h upgrade.Hop) string {
@@ -75,8 +54,8 @@ func hopState(h upgrade.Hop) string {
 func writeText(w io.Writer, p *upgrade.Plan, errs []error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Upgrade of cluster %s: %s → %s, %d hop(s), one minor version at a time\n", p.Cluster, p.From, p.To, len(p.Hops))
-	fmt.Fprintf(&b, "  %s\n", supportLine(p.Current))
-	fmt.Fprintf(&b, "  %s\n", supportLine(p.Target))
+	fmt.Fprintf(&b, "  %s\n", p.Current)
+	fmt.Fprintf(&b, "  %s\n", p.Target)
 	for i, h := range p.Hops {
 		fmt.Fprintf(&b, "\nHop %d: %s → %s  %s\n", i+1, h.From, h.To, hopState(h))
 		for _, is := range h.Issues {
@@ -107,7 +86,7 @@ func writeMarkdown(w io.Writer, p *upgrade.Plan, errs []error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Upgrade of EKS cluster `%s` from %s to %s\n\n", p.Cluster, p.From, p.To)
 	fmt.Fprintf(&b, "EKS moves the control plane one minor version at a time: %d hop(s). Made by `fargatekit upgrade plan` on %s.\n\n", len(p.Hops), p.Now.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(&b, "- %s\n- %s\n", supportLine(p.Current), supportLine(p.Target))
+	fmt.Fprintf(&b, "- %s\n- %s\n", p.Current, p.Target)
 	if len(errs) > 0 {
 		b.WriteString("\n**Not read** (the plan does not account for it):\n\n")
 		for _, e := range errs {

@@ -102,7 +102,7 @@ func newPlan(s streams.Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := write(s, f.output, p, errs); err != nil {
+			if err := write(s, cmd.Root().Version, f.output, p, errs); err != nil {
 				return err
 			}
 			if len(errs) > 0 {
@@ -111,7 +111,7 @@ func newPlan(s streams.Streams) *cobra.Command {
 			return nil
 		},
 	}
-	f.add(cmd, "text, json or markdown")
+	f.add(cmd, "text, json, markdown or html")
 	cmd.Flags().StringVar(&f.to, "to", "", "the Kubernetes minor version to reach, such as 1.35 (default: the next one)")
 	return cmd
 }
@@ -137,7 +137,7 @@ func newCheck(s streams.Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := write(s, f.output, p, errs); err != nil {
+			if err := write(s, cmd.Root().Version, f.output, p, errs); err != nil {
 				return err
 			}
 			switch {
@@ -149,7 +149,7 @@ func newCheck(s streams.Streams) *cobra.Command {
 			return nil
 		},
 	}
-	f.add(cmd, "text, json or markdown")
+	f.add(cmd, "text, json, markdown or html")
 	return cmd
 }
 
@@ -158,9 +158,9 @@ func newCheck(s streams.Streams) *cobra.Command {
 // means no plan.
 func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	switch f.output {
-	case "text", "json", "markdown":
+	case "text", "json", "markdown", "html":
 	default:
-		return nil, nil, fmt.Errorf("--output %q: want text, json or markdown", f.output)
+		return nil, nil, fmt.Errorf("--output %q: want text, json, markdown or html", f.output)
 	}
 	set, err := settings.Resolve(f.settingsPath)
 	if err != nil {
