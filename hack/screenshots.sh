@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Takes the pictures of the HTML reports that the README shows, in docs/img:
-# check.png and plan.png of the bundled examples, and scan.png of the
-# emulator's scan scenario. The tests that check the pages in headless
+# check.png, plan.png and upgrade.png of the bundled examples, and scan.png
+# of the emulator's scan scenario. The tests that check the pages in headless
 # Chromium take them (TestHTMLInBrowser; TestIntegrationScanCluster, on the
 # control plane built from source, cached).
 set -euo pipefail

@@ -604,7 +604,7 @@ func (c *cluster) checkScanPage(env []string, zonesWithPods int) {
 	if problems, err := p.Problems(v); err != nil || len(problems) > 0 {
 		c.t.Errorf("scan's page: %q (%v)", problems, err)
 	}
-	if n, err := p.Count("svg.az .bar"); err != nil || n != zonesWithPods {
+	if n, err := p.Count("svg.az.pods .bar"); err != nil || n != zonesWithPods {
 		c.t.Errorf("scan's page draws %d AZ bars (%v), want %d", n, err, zonesWithPods)
 	}
 	skewed, err := browser.Eval[string](p, `Array.from(document.querySelectorAll("table.spread tr.skewed th")).map(th => th.textContent).join(",")`)

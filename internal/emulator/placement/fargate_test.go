@@ -288,6 +288,21 @@ func TestSchedule(t *testing.T) {
 	if diff := cmp.Diff(want, eventsOf(t, client, "apps", "host")); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+	// A pod being deleted (a finalizer holds it) gets no node: it is not
+	// placed, and not retried.
+	key = createPod(t, client, "going", "apps", nil)
+	going, _ := client.CoreV1().Pods("apps").Get(ctx, "going", metav1.GetOptions{})
+	going.DeletionTimestamp, going.Finalizers = &metav1.Time{Time: time.Now()}, []string{"example.com/hold"}
+	if err := client.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), going, "apps"); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err := s.schedule(ctx, key); err != nil {
+		t.Errorf("scheduling a pod being deleted: %v, want nothing done", err)
+	}
+	if after, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); len(after.Items) != len(nodes.Items) {
+		t.Errorf("a pod being deleted got a node: %d nodes, were %d", len(after.Items), len(nodes.Items))
+	}
 }
 
 // TestBindOnceReady: while the scheduler runs, a pod is bound to its node

@@ -72,6 +72,24 @@ type Scheduler struct {
 	// nodes are followed while Run runs: a pod is bound once its node is
 	// Ready. nil: at once.
 	nodes *readyNodes
+	// podStore is Run's informer's cache of the pods it schedules.
+	podStore cache.Store
+}
+
+// cachedPod returns a pod as Run's informer has it; false when it has none.
+func (s *Scheduler) cachedPod(key types.NamespacedName) (*corev1.Pod, bool) {
+	s.mu.Lock()
+	store := s.podStore
+	s.mu.Unlock()
+	if store == nil {
+		return nil, false
+	}
+	obj, ok, err := store.GetByKey(key.String())
+	if err != nil || !ok {
+		return nil, false
+	}
+	pod, ok := obj.(*corev1.Pod)
+	return pod, ok
 }
 
 // waiter is a pod waiting for a free address in one of its subnets.
@@ -171,7 +189,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	lw := cache.NewListWatchFromClient(s.Client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.schedulerName", fargate.SchedulerName))
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
@@ -196,6 +214,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			},
 		},
 	})
+	s.mu.Lock()
+	s.podStore = store
+	s.mu.Unlock()
 	go informer.Run(ctx.Done())
 	go func() {
 		<-ctx.Done()
@@ -229,7 +250,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if err != nil {
 		return fmt.Errorf("getting the pod: %w", err)
 	}
-	if pod.Spec.NodeName != "" {
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil { // bound, or going: as kube-scheduler, no node for it
 		return nil
 	}
 	d := Decide(pod, s.Profiles(), s.Settings)
@@ -343,6 +364,9 @@ func (s *Scheduler) place(ctx context.Context, p placing) error {
 		return fmt.Errorf("binding the pod to %s: %w", p.node, err)
 	}
 	placed = true
+	if s.nodes != nil { // running with KWOK, which may miss the binding
+		go s.resync(ctx, key, p.node, resyncs, s.cachedPod)
+	}
 	scheduled := fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, p.node)
 	if err := s.record(ctx, pod, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeNormal, "Scheduled", scheduled); err != nil {
 		slog.Warn("recording the pod's placement", "pod", key.String(), "err", err)
