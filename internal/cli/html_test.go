@@ -91,6 +91,12 @@ func TestHTMLInBrowser(t *testing.T) {
 				if err != nil || len(problems) > 0 {
 					t.Errorf("%q (%v)", problems, err)
 				}
+				// The picture first: the checks below sort and filter the table.
+				if out := os.Getenv("FARGATEKIT_SCREENSHOTS"); out != "" && vname == "laptop" {
+					if err := p.SaveScreenshot(filepath.Join(out, name+".png")); err != nil {
+						t.Fatal(err)
+					}
+				}
 				switch name {
 				case "check":
 					checkCheckPage(t, p)
@@ -98,11 +104,6 @@ func TestHTMLInBrowser(t *testing.T) {
 					checkPlanPage(t, p)
 				case "upgrade":
 					checkUpgradePage(t, p)
-				}
-				if out := os.Getenv("FARGATEKIT_SCREENSHOTS"); out != "" && vname == "laptop" {
-					if err := p.SaveScreenshot(filepath.Join(out, name+".png")); err != nil {
-						t.Fatal(err)
-					}
 				}
 			})
 		}

@@ -66,9 +66,11 @@ type htmlWorkload struct {
 	Fargate                                                           bool
 	SortCost, Unrequested                                             float64
 	Blockers, Warnings, Infos                                         int
-	// SortFindings orders by the worst severity, then by count.
-	SortFindings int
-	Anchor       string
+	// SortFindings orders by the worst severity, then by count; SortSize by
+	// vCPU, then memory.
+	SortFindings, SortSize int64
+	// Anchor is the id of the workload's findings, "" when it has none.
+	Anchor string
 }
 
 type azCount struct {
@@ -174,7 +176,10 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 		d := describe(wl, blocked[key], st)
 		hw := htmlWorkload{
 			Name: wl.Ref.String(), Location: location(wl.Source), RunsOn: d.runsOn, Profile: d.profile, Size: d.size,
-			Replicas: d.replicas, Price: d.price, Fargate: wl.Placement.Fargate, Anchor: anchor(wl.Ref.String(), wl.Source.File),
+			Replicas: d.replicas, Price: d.price, Fargate: wl.Placement.Fargate,
+		}
+		if d.size != "-" {
+			hw.SortSize = wl.Sizing.Provisioned.MilliCPU*1_000_000 + wl.Sizing.Provisioned.MemoryMiB
 		}
 		if wl.Placement.Fargate && wl.Sizing.Fits && !wl.Sizing.NothingRequested {
 			hw.Requested = wl.Sizing.Requested()
@@ -201,7 +206,7 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 	}
 
 	for _, e := range entries(r, false) {
-		o := htmlObject{Name: e.ref.String(), Location: location(e.source), Anchor: anchor(e.ref.String(), e.source.File)}
+		o := htmlObject{Name: e.ref.String(), Location: location(e.source), Anchor: fmt.Sprintf("o-%d", len(p.Objects)+1)}
 		if e.workload != nil {
 			o.Placement = "not on Fargate: " + e.workload.Placement.Reason
 			if e.workload.Placement.Fargate {
@@ -209,6 +214,9 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 			}
 		}
 		i, ok := row[objectKey{e.ref, e.source.File}]
+		if ok {
+			p.Workloads[i].Anchor = o.Anchor
+		}
 		for _, f := range e.findings {
 			o.Findings = append(o.Findings, htmlFinding{Severity: f.Severity, Rule: f.Rule, Line: f.Source.Line, Message: f.Message})
 			if !ok {
@@ -228,7 +236,7 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 	}
 	for i := range p.Workloads {
 		w := &p.Workloads[i]
-		w.SortFindings = w.Blockers*1_000_000 + w.Warnings*1_000 + w.Infos
+		w.SortFindings = int64(w.Blockers)*1_000_000 + int64(w.Warnings)*1_000 + int64(w.Infos)
 	}
 	for _, e := range r.Errors {
 		p.Errors = append(p.Errors, e.Error())
@@ -254,20 +262,6 @@ func writePage(w io.Writer, p page) error {
 		return fmt.Errorf("writing the HTML report: %w", err)
 	}
 	return nil
-}
-
-// anchor is the id of an object's findings in the page.
-func anchor(name, file string) string {
-	var b strings.Builder
-	b.WriteString("o-")
-	for _, c := range file + "-" + name {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }
 
 // htmlPlan is what plan adds: the timeline of the change in the worst order,

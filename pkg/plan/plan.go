@@ -285,8 +285,8 @@ func Analyze(in Input) Result {
 // restarted, and EKS places their new pods with the profiles ACTIVE then;
 // phase 2 deletes the old profiles, each deletion stopping the pods its
 // profile still places (recreated at once, as in simulate); then each
-// bridged name is created again, the pods of the old profile are
-// restarted onto it, and the bridge is deleted. Restarts take no time of
+// bridged name is created again; then, bridge by bridge, the pods of the
+// old profile are restarted onto it and the bridge is deleted. Restarts take no time of
 // their own here: they run at the pace of the rollouts, between profile
 // operations. It sets s.Steps and returns, per workload, where its pods go
 // and when.
@@ -355,8 +355,10 @@ func safeTimeline(s *SafeSequence, in Input, before []fargate.Profile, workloads
 			op(Delete, b.Old, b.New.Address)
 		}
 	}
-	for _, b := range s.Bridges {
+	for _, b := range s.Bridges { // phase 2 creates every bridged name again
 		op(Create, *b.New.After, b.New.Address)
+	}
+	for _, b := range s.Bridges {
 		for _, w := range workloads {
 			if w.Before.Where == OnFargate && w.Before.Profile == b.Old.Name {
 				restart(w)

@@ -397,3 +397,41 @@ func TestSafeTimeline(t *testing.T) {
 		t.Errorf("safe placements (-want +got):\n%s", diff)
 	}
 }
+
+// TestSafeTimelineBridges: two names deleted and created again; phase 2
+// creates both again before the pods are restarted and the bridges go, as
+// the sequence's commands do (one terraform apply, or eksctl create -f).
+func TestSafeTimelineBridges(t *testing.T) {
+	r := Analyze(Input{
+		Changes: []Change{
+			{Address: "p", Before: profile("p", "p"), After: profile("p", "p", "q")},
+			{Address: "r", Before: profile("r", "r"), After: profile("r", "r", "s")},
+		},
+		Workloads:  []Workload{workload("p", "p", nil), workload("r", "r", nil)},
+		NodeGroups: true,
+		Durations:  Durations{Create: time.Minute, Delete: 10 * time.Minute},
+	})
+	var steps []string
+	for _, s := range r.Safe.Steps {
+		steps = append(steps, fmt.Sprintf("%s %s %v", s.Kind, s.Profile, s.Start))
+	}
+	want := []string{
+		"create p-bridge 0s", "create r-bridge 1m0s",
+		"delete p 2m0s", "delete r 12m0s",
+		"create p 22m0s", "create r 23m0s",
+		"delete p-bridge 24m0s", "delete r-bridge 34m0s",
+	}
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("safe steps (-want +got):\n%s", diff)
+	}
+	for _, w := range r.Workloads {
+		name := w.Ref.Name
+		// Each onto its bridge as its name is deleted; back, bridge by
+		// bridge, once the names exist again: r after p's bridge is gone.
+		at := map[string][2]time.Duration{"p": {2 * time.Minute, 24 * time.Minute}, "r": {12 * time.Minute, 34 * time.Minute}}[name]
+		wantMoves := []TimedPlacement{{at[0], fg(name + "-bridge")}, {at[1], fg(name)}}
+		if diff := cmp.Diff(wantMoves, w.Safe); diff != "" {
+			t.Errorf("%s through the safe sequence (-want +got):\n%s", name, diff)
+		}
+	}
+}

@@ -46,11 +46,20 @@ func (s *Scheduler) resync(ctx context.Context, key types.NamespacedName, node s
 		case <-ctx.Done():
 			return
 		}
-		if pod, ok := get(key); !ok || !unstarted(pod, node) {
+		pod, ok := get(key)
+		if !ok {
+			return
+		}
+		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil {
+			continue // the informer has not seen the binding yet
+		}
+		if !unstarted(pod, node) {
 			return
 		}
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ResyncAnnotation: strconv.Itoa(i + 1)}}})
-		if _, err := s.Client.CoreV1().Pods(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := s.Client.CoreV1().Pods(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{}); apierrors.IsNotFound(err) {
+			return
+		} else if err != nil {
 			slog.Warn("asking KWOK again to start a pod", "pod", key.String(), "err", err)
 			continue
 		}

@@ -38,6 +38,9 @@ func TestResync(t *testing.T) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}
 		}), ""},
 		{"on another node", bound(func(p *corev1.Pod) { p.Spec.NodeName = "fargate-ip-10-0-1-2.ec2.internal" }), ""},
+		// The informer has not seen the binding yet: asked again once it has
+		// (here never, so never asked, but not given up either: see below).
+		{"binding not seen", bound(func(p *corev1.Pod) { p.Spec.NodeName = "" }), ""},
 		{"being deleted", bound(func(p *corev1.Pod) {
 			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 			p.Finalizers = []string{"x"}
@@ -56,6 +59,25 @@ func TestResync(t *testing.T) {
 			}
 		})
 	}
+	t.Run("binding seen late", func(t *testing.T) {
+		client := fake.NewClientset(bound(nil))
+		s := &Scheduler{Client: client, Config: &clusterconfig.Config{}}
+		calls := 0
+		late := func(key types.NamespacedName) (*corev1.Pod, bool) {
+			calls++
+			p, ok := get(client)(key)
+			if calls == 1 { // the informer's copy from before the binding
+				p = p.DeepCopy()
+				p.Spec.NodeName = ""
+			}
+			return p, ok
+		}
+		s.resync(context.Background(), types.NamespacedName{Namespace: "apps", Name: "web"}, "fargate-ip-10-0-1-1.ec2.internal", waits, late)
+		p, _ := client.CoreV1().Pods("apps").Get(context.Background(), "web", metav1.GetOptions{})
+		if got := p.Annotations[ResyncAnnotation]; got != "3" {
+			t.Errorf("%s = %q, want 3: asked again once the binding was seen", ResyncAnnotation, got)
+		}
+	})
 	t.Run("deleted", func(t *testing.T) {
 		client := fake.NewClientset()
 		s := &Scheduler{Client: client, Config: &clusterconfig.Config{}}
