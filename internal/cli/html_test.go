@@ -144,7 +144,7 @@ func checkCheckPage(t *testing.T, p *browser.Page) {
 		t.Errorf("storefront's waste bar is %v wide (%v)", w, err)
 	}
 	first := func() string {
-		s, err := browser.Eval[string](p, `document.querySelector("#workloads-table tbody tr th a").textContent`)
+		s, err := browser.Eval[string](p, `document.querySelector("#workloads-table tbody tr th").firstChild.textContent`)
 		if err != nil {
 			t.Fatal(err)
 		}
