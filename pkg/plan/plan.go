@@ -131,11 +131,9 @@ func (p Placement) String() string {
 type WorkloadPlan struct {
 	Workload
 	Before Placement
-	// Stopped lists the steps that stop the workload's pods, as indexes
-	// into its own worst order (the order whose first deletion is its
-	// profile's), and StoppedAt when each starts; the pods are recreated at
-	// once where Moves says.
-	Stopped   []int
+	// StoppedAt are the starts of the steps that stop the workload's pods,
+	// in its own worst order (the order whose first deletion is its
+	// profile's); the pods are recreated at once where Moves says.
 	StoppedAt []time.Duration
 	// Moves are the placements the pods are recreated with, one per stop.
 	Moves []Placement
@@ -321,11 +319,7 @@ func safeTimeline(s *SafeSequence, in Input, before []fargate.Profile, workloads
 			active = slices.DeleteFunc(slices.Clone(active), func(a fargate.Profile) bool { return a.Name == p.Name })
 			for i, w := range workloads { // stopped as the deletion starts
 				if cur[i].Where == OnFargate && cur[i].Profile == p.Name {
-					next := places[i](active)
-					if w.Ref.Kind == "Pod" {
-						next = Placement{Where: Gone}
-					}
-					move(i, next)
+					move(i, stopped(w.Workload, places[i], active))
 				}
 			}
 			t += d.Delete
@@ -492,6 +486,16 @@ func placer(w Workload, in Input) func(active []fargate.Profile) Placement {
 	}
 }
 
+// stopped returns where a workload's pods go when a deletion stops them:
+// recreated at once by their controller under the profiles ACTIVE then, or
+// gone for a bare pod, which nothing recreates.
+func stopped(w Workload, place func([]fargate.Profile) Placement, active []fargate.Profile) Placement {
+	if w.Ref.Kind == "Pod" {
+		return Placement{Where: Gone}
+	}
+	return place(active)
+}
+
 // simulate replays the change for one workload, in its own worst order. A
 // deletion stops the pods of the profile being deleted (PodDisruptionBudgets
 // are ignored) and their controller recreates them at once: EKS's webhook
@@ -510,11 +514,8 @@ func simulate(w Workload, in Input, changes []Change, before, after []fargate.Pr
 	replay(in, changes, steps, func(i int, s Step, active []fargate.Profile, deleted *fargate.Profile) {
 		switch {
 		case s.Kind == Delete && deleted != nil && cur.Where == OnFargate && cur.Profile == deleted.Name:
-			cur = place(active)
-			if w.Ref.Kind == "Pod" {
-				cur = Placement{Where: Gone} // nothing recreates a bare pod
-			}
-			wp.Stopped, wp.StoppedAt = append(wp.Stopped, i), append(wp.StoppedAt, s.Start)
+			cur = stopped(w, place, active)
+			wp.StoppedAt = append(wp.StoppedAt, s.Start)
 			wp.Moves = append(wp.Moves, cur)
 			if cur.Where != OnFargate && lostAt < 0 {
 				lostAt = i
