@@ -3,13 +3,17 @@ GO ?= go
 # The version a locally built image or release says it is.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_LAYOUT ?= dist/image
+# Kustomize's Go plugins are never loaded: without its plugin package the
+# linker drops the exported methods nothing calls (a 50 MB smaller binary
+# that starts in 50 MB less memory). .goreleaser.yaml and .ko.yaml set it too.
+TAGS ?= kustomize_disable_go_plugin_support
 
 .PHONY: all build demo test unit lint verify generate docs screenshots bench fuzz clean controlplane image release-snapshot
 
 all: build
 
 build: ## build bin/fargatekit
-	$(GO) build -o bin/fargatekit ./cmd/fargatekit
+	$(GO) build -tags $(TAGS) -o bin/fargatekit ./cmd/fargatekit
 
 demo: build ## check the bundled examples
 	hack/demo.sh

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
@@ -49,9 +48,6 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		msg := err.Error()
 		if errors.As(err, &fe) && fe.Path != "" {
 			line = lines.Line(fe.Path)
-		} else if path, at := badQuantity(n, ""); path != "" {
-			// Quantities report no field: find the one that does not parse.
-			line, msg = at+offset, fmt.Sprintf("field %s: %v", path, err)
 		}
 		fail(Error{File: file, Line: line, Message: objectName(obj) + msg, NotManifest: errors.Is(err, object.ErrNotObject)})
 		if obj == nil {
@@ -67,40 +63,6 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		}
 	}
 	emit(obj)
-}
-
-// quantityMaps are the fields whose values are resource quantities.
-var quantityMaps = map[string]bool{"requests": true, "limits": true, "overhead": true, "capacity": true, "hard": true}
-
-// badQuantity finds the first quantity below n that does not parse, and
-// returns its field path and its line in the document.
-func badQuantity(n *yaml.Node, path string) (string, int) {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := strings.TrimPrefix(path+"."+k.Value, ".")
-			if quantityMaps[k.Value] && v.Kind == yaml.MappingNode {
-				for j := 0; j+1 < len(v.Content); j += 2 {
-					if q := v.Content[j+1]; q.Kind == yaml.ScalarNode {
-						if _, err := resource.ParseQuantity(q.Value); err != nil {
-							return object.Key(p, v.Content[j].Value), q.Line
-						}
-					}
-				}
-			}
-			if found, line := badQuantity(v, p); found != "" {
-				return found, line
-			}
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			if found, line := badQuantity(c, object.Item(path, i)); found != "" {
-				return found, line
-			}
-		}
-	}
-	return "", 0
 }
 
 // scalar returns the value of a top-level string field, "" when it is not one.

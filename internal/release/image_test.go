@@ -102,7 +102,9 @@ func TestImage(t *testing.T) {
 		t.Errorf("the image has no nonroot user or no CA certificates: /etc/passwd %q", files["etc/passwd"])
 	}
 	head := strings.TrimSpace(must(t, root, nil, "git", "rev-parse", "HEAD"))
-	info := versionOf(t, writeExecutable(t, files["ko-app/fargatekit"]))
+	binary := writeExecutable(t, files["ko-app/fargatekit"])
+	withoutGoPlugins(t, binary)
+	info := versionOf(t, binary)
 	if info.Version != version || info.Commit != head || info.BuildDate == "" || info.Platform != "linux/"+runtime.GOARCH {
 		t.Errorf("the image's binary says %+v, want version %s of commit %s", info, version, head)
 	}

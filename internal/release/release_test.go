@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"crypto/sha256"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +118,23 @@ func versionOf(t testing.TB, path string) versioncmd.Info {
 		t.Fatalf("%s version -o json: %v\n%s", path, err, out)
 	}
 	return info
+}
+
+// withoutGoPlugins fails unless the binary at path was built with the tag
+// that leaves kustomize's loader of Go plugins out (see the Makefile): the
+// release's binaries are 50 MB smaller with it.
+func withoutGoPlugins(t testing.TB, path string) {
+	t.Helper()
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the build information of %s: %v", path, err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" && slices.Contains(strings.Split(s.Value, ","), "kustomize_disable_go_plugin_support") {
+			return
+		}
+	}
+	t.Errorf("%s was built without the tag kustomize_disable_go_plugin_support: %v", path, info.Settings)
 }
 
 // sourceCopy makes, once, a copy of the working tree (its tracked and
@@ -399,7 +418,9 @@ func TestGoReleaser(t *testing.T) {
 			len(sbom.Components), modules["k8s.io/client-go"], modules["github.com/aws/aws-sdk-go-v2"])
 	}
 
-	info := versionOf(t, writeExecutable(t, files["fargatekit"]))
+	binary := writeExecutable(t, files["fargatekit"])
+	withoutGoPlugins(t, binary)
+	info := versionOf(t, binary)
 	if info.Version != "v"+r.version || info.Commit != r.commit || info.BuildDate == "" || info.Platform != "linux/"+runtime.GOARCH {
 		t.Errorf("the archive's binary says %+v; GoReleaser built v%s of %s", info, r.version, r.commit)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -245,7 +246,7 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 		p.Title, p.Plan = "fargatekit plan", planTimeline(r.Plan)
 	}
 	if r.Cluster != nil {
-		p.Title, p.Cluster = "fargatekit scan", clusterView(r.Cluster, r.Findings)
+		p.Title, p.Cluster = "fargatekit scan", clusterView(r.Cluster, r.findings())
 	}
 
 	return writePage(w, p)
@@ -414,7 +415,7 @@ type spreadRow struct {
 // azBar is the full width of a pods-per-AZ bar.
 const azBar = 160.0
 
-func clusterView(c *Cluster, findings []rules.Finding) *htmlCluster {
+func clusterView(c *Cluster, findings iter.Seq[rules.Finding]) *htmlCluster {
 	out := &htmlCluster{Name: c.Name, Version: c.Version, Region: c.Region, Profiles: "not read: " + c.ProfilesError}
 	if c.Profiles != nil {
 		var names []string
@@ -445,7 +446,7 @@ func clusterView(c *Cluster, findings []rules.Finding) *htmlCluster {
 	}
 	out.NodesHeight = len(out.Nodes) * chartRow
 	skewed := map[object.Ref]bool{}
-	for _, f := range findings {
+	for f := range findings {
 		if f.Rule == live.AZSkew {
 			skewed[f.Object] = true
 		}

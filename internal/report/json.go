@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"slices"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -89,11 +91,11 @@ func toJSONRef(r object.Ref) jsonRef {
 // toJSON converts a report to the contract's shape; arrays are never nil.
 func toJSON(r *Report) jsonReport {
 	out := jsonReport{
-		Findings:  make([]jsonFinding, 0, len(r.Findings)),
+		Findings:  []jsonFinding{},
 		Workloads: make([]jsonWorkload, 0, len(r.Workloads)),
 		jsonRest:  restJSON(r),
 	}
-	for _, f := range r.Findings {
+	for f := range r.findings() {
 		out.Findings = append(out.Findings, findingJSON(f))
 	}
 	for _, w := range r.Workloads {
@@ -185,14 +187,16 @@ func writeJSONTo(out *bufio.Writer, r *Report) error {
 	var buf bytes.Buffer
 	item := encoder(&buf, "    ")
 	// array writes one of the report's arrays, an element at a time.
-	array := func(name string, n int, elem func(i int) any) error {
+	array := func(name string, elems iter.Seq[any]) error {
 		buf.WriteString(`  "` + name + `": [`)
-		for i := range n {
-			if i > 0 {
+		n := 0
+		for elem := range elems {
+			if n > 0 {
 				buf.WriteByte(',')
 			}
+			n++
 			buf.WriteString("\n    ")
-			if err := item.Encode(elem(i)); err != nil {
+			if err := item.Encode(elem); err != nil {
 				return err
 			}
 			buf.Truncate(buf.Len() - 1) // Encode's line break
@@ -210,10 +214,10 @@ func writeJSONTo(out *bufio.Writer, r *Report) error {
 		return err
 	}
 	buf.WriteString("{\n")
-	if err := array("findings", len(r.Findings), func(i int) any { return findingJSON(r.Findings[i]) }); err != nil {
+	if err := array("findings", each(r.findings(), findingJSON)); err != nil {
 		return err
 	}
-	if err := array("workloads", len(r.Workloads), func(i int) any { return workloadJSON(r.Workloads[i]) }); err != nil {
+	if err := array("workloads", each(slices.Values(r.Workloads), workloadJSON)); err != nil {
 		return err
 	}
 	if err := encoder(&buf, "").Encode(restJSON(r)); err != nil {
@@ -221,4 +225,15 @@ func writeJSONTo(out *bufio.Writer, r *Report) error {
 	}
 	_, err := out.Write(bytes.TrimPrefix(buf.Bytes(), []byte("{\n")))
 	return err
+}
+
+// each yields f of every element of seq.
+func each[T, U any](seq iter.Seq[T], f func(T) U) iter.Seq[any] {
+	return func(yield func(any) bool) {
+		for v := range seq {
+			if !yield(f(v)) {
+				return
+			}
+		}
+	}
 }

@@ -30,16 +30,22 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 		writePlanMarkdown(&b, r.Plan)
 	}
 	b.WriteString("### Findings\n\n")
-	if len(r.Findings) == 0 {
+	total := 0
+	for range r.findings() {
+		total++
+	}
+	if total == 0 {
 		b.WriteString("No findings.\n\n")
 	} else {
 		b.WriteString("| Severity | Rule | Object | Location | Message |\n")
 		b.WriteString("| --- | --- | --- | --- | --- |\n")
-		for i, f := range r.Findings {
+		i := 0
+		for f := range r.findings() {
 			if i == maxMarkdownRows {
-				fmt.Fprintf(&b, "\n…and %d more; run fargatekit locally for all of them.\n", len(r.Findings)-i)
+				fmt.Fprintf(&b, "\n…and %d more; run fargatekit locally for all of them.\n", total-i)
 				break
 			}
+			i++
 			rule := strings.TrimSpace(ruleID(f) + " " + ruleName(f))
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
 				cell(f.Severity.String()), cell(rule), cell(f.Object.String()), cell(location(f.Source)), cell(f.Message))

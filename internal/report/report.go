@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -18,6 +19,10 @@ import (
 type Report struct {
 	// Findings are sorted by file and line, as the engine returns them.
 	Findings []rules.Finding
+	// Spilled, when set, holds the findings instead of Findings: more than
+	// memory holds, read again from disk each time it is ranged over
+	// (check's spool.Findings.All).
+	Spilled iter.Seq[rules.Finding]
 	// Workloads are the objects that create pods, sorted by file and line.
 	Workloads []*rules.Workload
 	// Errors are problems with the input.
@@ -99,16 +104,25 @@ type Summary struct {
 	MonthlyCostUSD float64
 }
 
+// findings yields the report's findings, in order, from Findings or Spilled.
+func (r *Report) findings() iter.Seq[rules.Finding] {
+	if r.Spilled != nil {
+		return r.Spilled
+	}
+	return slices.Values(r.Findings)
+}
+
 // Summary counts the findings by severity, the input errors, and the
 // workloads on Fargate with their cost.
 func (r *Report) Summary() Summary {
 	var s Summary
-	seen, blocked := map[objectKey]bool{}, r.blocked()
-	for _, f := range r.Findings {
+	seen, blocked := map[objectKey]bool{}, map[objectKey]bool{}
+	for f := range r.findings() {
 		k := objectKey{f.Object, f.Source.File}
 		switch f.Severity {
 		case rules.Blocker:
 			s.Blocker++
+			blocked[k] = true
 		case rules.Warning:
 			s.Warning++
 		case rules.Info:
@@ -140,7 +154,7 @@ type objectKey struct {
 // do not run on Fargate, and the summary counts neither them nor their price.
 func (r *Report) blocked() map[objectKey]bool {
 	out := map[objectKey]bool{}
-	for _, f := range r.Findings {
+	for f := range r.findings() {
 		if f.Severity == rules.Blocker {
 			out[objectKey{f.Object, f.Source.File}] = true
 		}
@@ -244,7 +258,7 @@ func entries(r *Report, workloads bool) []*entry {
 	}
 	var out []*entry
 	index := map[key]*entry{}
-	for _, f := range r.Findings {
+	for f := range r.findings() {
 		k := key{f.Object, f.Source.File}
 		e := index[k]
 		if e == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -650,15 +651,49 @@ func TestJSONDocExample(t *testing.T) {
 // a time, writes the bytes json.Encoder writes of the whole report.
 func TestJSONStream(t *testing.T) {
 	for name, r := range map[string]*Report{"sample": sample(), "empty": empty()} {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(toJSON(r)); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want.String(), string(write(t, "json", r, Options{}))); diff != "" {
+		if diff := cmp.Diff(encodeWhole(t, r), string(write(t, "json", r, Options{}))); diff != "" {
 			t.Errorf("%s (-json.Encoder +writeJSON):\n%s", name, diff)
 		}
 	}
+}
+
+// encodeWhole writes a report as encoding/json's Encoder does, in one piece.
+func encodeWhole(t *testing.T, r *Report) string {
+	t.Helper()
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(toJSON(r)); err != nil {
+		t.Fatal(err)
+	}
+	return want.String()
+}
+
+// FuzzJSONStream holds the streamed JSON report, whose findings and
+// workloads another JSON library writes, to encoding/json's bytes for any
+// text and any price: escapes, invalid UTF-8, number formats.
+func FuzzJSONStream(f *testing.F) {
+	f.Add("<b>&amp;</b> \u2028\u2029 \xff\x01", "a.b/c", "\t", 12, 0.1+0.2, 1e21)
+	f.Add("", "", "", 0, 0.0, 1e-7)
+	f.Fuzz(func(t *testing.T, message, key, value string, line int, hourly, monthly float64) {
+		if math.IsNaN(hourly) || math.IsInf(hourly, 0) || math.IsNaN(monthly) || math.IsInf(monthly, 0) {
+			return // not a price
+		}
+		ref := object.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: value, Name: message}
+		r := &Report{
+			Findings: []rules.Finding{{
+				Rule: ruleNoPDB, Severity: rules.Warning, Object: ref, Source: object.Source{File: key, Line: line},
+				Path: value, Message: message, Details: map[string]string{key: value, "z" + key: message},
+			}},
+			Workloads: []*rules.Workload{{
+				Ref: ref, Source: object.Source{File: key, Line: line}, Replicas: line,
+				Placement: fargate.Placement{Fargate: true, Profile: value, Reason: message},
+				Sizing:    fargate.Sizing{Fits: true, EphemeralGiB: int64(line)}, HourlyCostUSD: hourly, MonthlyCostUSD: monthly,
+			}},
+		}
+		if diff := cmp.Diff(encodeWhole(t, r), string(write(t, "json", r, Options{}))); diff != "" {
+			t.Errorf("(-json.Encoder +writeJSON):\n%s", diff)
+		}
+	})
 }

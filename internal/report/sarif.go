@@ -63,11 +63,11 @@ func writeSARIF(w io.Writer, r *Report, _ Options) error {
 	for _, rule := range r.Rules {
 		addRule(rule)
 	}
-	for _, f := range r.Findings {
+	for f := range r.findings() {
 		addRule(f.Rule) // a rule missing from r.Rules still gets a descriptor
 	}
 
-	for _, f := range r.Findings {
+	for f := range r.findings() {
 		if f.Rule == nil {
 			continue
 		}

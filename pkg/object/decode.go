@@ -2,11 +2,12 @@ package object
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "sigs.k8s.io/json"
 )
 
 // Rollout is the part of an argoproj.io Rollout the rules read. The project
@@ -215,17 +215,55 @@ func (e *FieldError) Error() string {
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// unmarshal decodes case-sensitively, as the Kubernetes API server does.
+// unmarshal decodes case-sensitively, as the Kubernetes API server does,
+// with github.com/go-json-experiment/json: the implementation proposed as
+// encoding/json/v2 (a dependency of kube-openapi already), which decodes
+// these types in half the time of encoding/json's. Like encoding/json, it
+// accepts a name twice (the last wins) and invalid UTF-8. Its errors give the
+// JSON pointer of the value that failed, which becomes the field path.
 func unmarshal(data []byte, v any) error {
-	err := kjson.UnmarshalCaseSensitivePreserveInts(data, v)
+	err := json.Unmarshal(data, v, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return nil
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return &FieldError{Path: te.Field, Err: fmt.Errorf("cannot use a JSON %s as %s", te.Value, te.Type)}
+	var se *json.SemanticError
+	if !errors.As(err, &se) {
+		return &FieldError{Err: err}
 	}
-	return &FieldError{Err: err}
+	path := ""
+	for tok := range se.JSONPointer.Tokens() {
+		switch {
+		case tok != "" && strings.Trim(tok, "0123456789") == "":
+			path += "[" + tok + "]"
+		case strings.ContainsAny(tok, "./[]"):
+			path = Key(path, tok)
+		default:
+			path = join(path, tok)
+		}
+	}
+	if se.Err != nil && !errors.Is(se.Err, json.ErrUnknownName) {
+		return &FieldError{Path: path, Err: se.Err}
+	}
+	return &FieldError{Path: path, Err: fmt.Errorf("cannot use a JSON %s as %s", kindName(se.JSONKind), se.GoType)}
+}
+
+// kindName names a JSON kind as encoding/json's errors did.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "bool"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 'n':
+		return "null"
+	}
+	return "value"
 }
 
 func podTemplate(typed any) *PodTemplate {

@@ -84,6 +84,10 @@ type objectKey struct {
 type Options struct {
 	// Severity overrides a rule's severity, by rule ID.
 	Severity map[string]Severity
+	// Found, when set, is given each finding instead of the engine keeping
+	// it, and Result's Findings is nil: the caller keeps and sorts them
+	// (CompareFindings), on disk when they are too many to hold.
+	Found func(Finding)
 }
 
 // Engine runs rules over a stream of objects. Add each object once; Result
@@ -276,6 +280,10 @@ func (e *Engine) add(r *Rule, fs []Finding) {
 		if s, ok := e.opts.Severity[f.Rule.ID]; ok {
 			f.Severity = s
 		}
+		if e.opts.Found != nil {
+			e.opts.Found(f)
+			continue
+		}
 		e.findings = append(e.findings, f)
 	}
 }
@@ -286,22 +294,27 @@ type Result struct {
 	Workloads []*Workload
 }
 
-// Result runs the cluster rules and returns the findings sorted by file, line
-// and rule, and the workloads sorted by file and line.
+// Result runs the cluster rules and returns the findings sorted by
+// CompareFindings, and the workloads sorted by file and line.
 func (e *Engine) Result() *Result {
 	for _, r := range e.cluster {
 		e.add(r, r.CheckCluster(e.ctx, &e.state))
 	}
-	slices.SortStableFunc(e.findings, func(a, b Finding) int {
-		return cmp.Or(
-			cmp.Compare(a.Source.File, b.Source.File),
-			cmp.Compare(a.Source.Line, b.Source.Line),
-			cmp.Compare(a.Rule.ID, b.Rule.ID),
-			cmp.Compare(a.Message, b.Message),
-		)
-	})
+	slices.SortStableFunc(e.findings, CompareFindings)
 	slices.SortStableFunc(e.state.Workloads, func(a, b *Workload) int {
 		return cmp.Or(cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Line, b.Source.Line))
 	})
 	return &Result{Findings: e.findings, Workloads: e.state.Workloads}
+}
+
+// CompareFindings orders findings as reports list them: by file, line, rule
+// and message. Sorts with it are stable, so that findings equal by it keep
+// the order they were found in.
+func CompareFindings(a, b Finding) int {
+	return cmp.Or(
+		cmp.Compare(a.Source.File, b.Source.File),
+		cmp.Compare(a.Source.Line, b.Source.Line),
+		cmp.Compare(a.Rule.ID, b.Rule.ID),
+		cmp.Compare(a.Message, b.Message),
+	)
 }

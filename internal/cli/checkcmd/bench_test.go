@@ -40,9 +40,16 @@ func BenchmarkCheck(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				ctx := &rules.Context{Namespace: "default", TargetVersion: "1.35", Region: fargate.DefaultRegion, Price: price, Profiles: profiles}
-				res, errs := analyze(ctx, builtin.Rules(), rules.Options{}, &manifest.Loader{}, []string{dir}, func() {})
+				res, found, errs := analyze(ctx, builtin.Rules(), rules.Options{}, &manifest.Loader{}, []string{dir}, func() {})
 				if len(errs) > 0 || len(res.Workloads) != objects {
 					b.Fatalf("%d errors, %d workloads", len(errs), len(res.Workloads))
+				}
+				n := 0
+				for range found.All() { // sorted, as the report reads them
+					n++
+				}
+				if n != found.Len() || found.Err() != nil {
+					b.Fatalf("%d of %d findings read: %v", n, found.Len(), found.Err())
 				}
 				// The retained heap with the result still alive: what the
 				// engine keeps per workload, not per file read.
@@ -51,6 +58,9 @@ func BenchmarkCheck(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapAlloc)
 				runtime.KeepAlive(res)
+				if err := found.Close(); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.ReportMetric(float64(objects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
 			b.ReportMetric(float64(peak)/float64(objects), "retained-B/object")

@@ -18,6 +18,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/render"
 	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/internal/settings"
+	"github.com/fargatekit/fargatekit/internal/spool"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
@@ -123,20 +124,32 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, SkipNonManifests: f.skipOther, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
 	f.render.Namespace, f.render.KubeVersion = f.namespace, target
 	loader.Expand = f.render.Expand
-	res, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object)
+	res, found, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object)
+	defer func() {
+		if err := found.Close(); err != nil {
+			slog.Warn("a temporary file was left", "error", err)
+		}
+	}()
 	progress.done()
-	rep.Findings, rep.Workloads, rep.Errors = res.Findings, res.Workloads, append(rep.Errors, errs...)
+	rep.Spilled, rep.Workloads, rep.Errors = found.All(), res.Workloads, append(rep.Errors, errs...)
 	slog.Debug("check done", "files", progress.files, "objects", progress.objects,
-		"workloads", len(res.Workloads), "findings", len(res.Findings), "errors", len(rep.Errors))
+		"workloads", len(res.Workloads), "findings", found.Len(), "errors", len(rep.Errors))
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return streams.ExitFor(len(rep.Errors) > 0, rep.Findings, out.FailOn)
+	if err := found.Err(); err != nil {
+		return err
+	}
+	return streams.ExitFor(len(rep.Errors) > 0, rep.Spilled, out.FailOn)
 }
 
 // analyze reads every path and runs the rules on what it finds: the whole
-// check between the flags and the report. onObject is called per object read.
-func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func()) (*rules.Result, []manifest.Error) {
+// check between the flags and the report. onObject is called per object
+// read. The findings go to a spool, which writes them to disk when they are
+// more than memory should hold; the caller closes it.
+func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func()) (*rules.Result, *spool.Findings, []manifest.Error) {
+	found := spool.New(rs)
+	opts.Found = found.Add
 	engine := rules.NewEngine(ctx, rs, opts)
 	loader.Prepare = engine.Prepare
 	var errs []manifest.Error
@@ -144,7 +157,7 @@ func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *m
 		onObject()
 		engine.Add(o)
 	}, func(e manifest.Error) { errs = append(errs, e) })
-	return engine.Result(), errs
+	return engine.Result(), found, errs
 }
 
 // loadProfiles reads every profile source; a bad one becomes an input error

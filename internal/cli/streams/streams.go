@@ -5,6 +5,7 @@ package streams
 import (
 	"fmt"
 	"io"
+	"iter"
 	"os"
 
 	"golang.org/x/term"
@@ -48,14 +49,14 @@ const (
 
 // ExitFor returns the exit status of a run: ExitInvalid when the input had
 // errors, else ExitFindings when a finding reaches failOn (0: never), else nil.
-func ExitFor(inputErrors bool, findings []rules.Finding, failOn rules.Severity) error {
+func ExitFor(inputErrors bool, findings iter.Seq[rules.Finding], failOn rules.Severity) error {
 	if inputErrors {
 		return &ExitError{Code: ExitInvalid}
 	}
 	if failOn == 0 {
 		return nil
 	}
-	for _, f := range findings {
+	for f := range findings {
 		if f.Severity >= failOn {
 			return &ExitError{Code: ExitFindings}
 		}

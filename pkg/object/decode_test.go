@@ -1,0 +1,128 @@
+package object
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// repositoryObjects returns the JSON of every object of a kind Decode types
+// in the repository's YAML files (examples, fixtures, test data), with the
+// kind's key in kinds.
+func repositoryObjects(t testing.TB) (keys []string, docs [][]byte) {
+	t.Helper()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == ".git" || d.Name() == "fuzz") {
+			if err == nil {
+				err = filepath.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		r := utilyaml.NewYAMLReader(bufioReader(data))
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) || err != nil {
+				return nil // a file the splitter cannot read is no case here
+			}
+			data, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				continue
+			}
+			var h header
+			if kjson.UnmarshalCaseSensitivePreserveInts(data, &h) != nil {
+				continue
+			}
+			ref := Ref{APIVersion: h.APIVersion, Kind: h.Kind}
+			if key := ref.Group() + "/" + ref.Kind; kinds[key] != nil {
+				keys, docs = append(keys, key), append(docs, data)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys, docs
+}
+
+// sameDecoding decodes data into a new value of kind key with unmarshal and
+// with the encoding/json that sigs.k8s.io/json wraps, which the API server
+// uses, and says how they differ: "" when both fail, or both give
+// semantically equal objects.
+func sameDecoding(key string, data []byte) string {
+	got, want := kinds[key](), kinds[key]()
+	errGot, errWant := unmarshal(data, got), kjson.UnmarshalCaseSensitivePreserveInts(data, want)
+	switch {
+	case errGot != nil && errWant != nil:
+		return ""
+	case errGot != nil || errWant != nil:
+		return "unmarshal: " + errString(errGot) + "; encoding/json: " + errString(errWant)
+	case !equality.Semantic.DeepEqual(want, got):
+		return "decoded objects differ"
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// TestDecodeAsEncodingJSON: unmarshal decodes every typed object of the
+// repository's YAML as encoding/json does.
+func TestDecodeAsEncodingJSON(t *testing.T) {
+	keys, docs := repositoryObjects(t)
+	if len(docs) < 100 {
+		t.Fatalf("%d typed objects in the repository's YAML, want at least 100", len(docs))
+	}
+	for i, data := range docs {
+		if diff := sameDecoding(keys[i], data); diff != "" {
+			t.Errorf("%s %s: %s", keys[i], data, diff)
+		}
+	}
+}
+
+// FuzzDecodeAsEncodingJSON holds unmarshal to encoding/json's decoding for
+// any JSON, as each kind Decode types.
+func FuzzDecodeAsEncodingJSON(f *testing.F) {
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range kinds {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	keys, docs := repositoryObjects(f)
+	for i, data := range docs {
+		f.Add(uint8(slices.Index(names, keys[i])), data)
+	}
+	f.Add(uint8(0), []byte(`{"spec":{"replicas":"3","x":1,"x":2},"metadata":{"labels":{"a":1}}}`))
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		key := names[int(kind)%len(names)]
+		if diff := sameDecoding(key, data); diff != "" {
+			t.Errorf("%s %s: %s", key, data, diff)
+		}
+	})
+}
+
+func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
