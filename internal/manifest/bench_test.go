@@ -31,7 +31,7 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("fast-node", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, ok := fastParse(data); !ok {
+			if _, ok := fastParse(data, nil); !ok {
 				b.Fatal("the fast parser declined")
 			}
 		}

@@ -17,7 +17,8 @@ import (
 // to the lines they were read from.
 
 // decodeNode decodes one object node; offset is added to the node's lines,
-// which count from the start of its document.
+// which count from the start of its document. Nothing of the tree is kept
+// once it returns: the tree's arena serves the next document.
 func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object), fail func(Error)) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -41,7 +42,7 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		fail(Error{File: file, Line: cmp.Or(at, line), Message: msg})
 		return
 	}
-	lines := &nodeLines{root: n, offset: offset}
+	lines := newLineIndex(n, offset)
 	obj, err := object.Decode(scalar(n, "apiVersion"), scalar(n, "kind"), data, object.Source{File: file, Line: line}, lines)
 	if err != nil {
 		var fe *object.FieldError
@@ -112,47 +113,112 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// nodeLines resolves field paths in a parsed YAML object whose lines count
-// from offset lines into the file.
-type nodeLines struct {
-	root   *yaml.Node
+// lineIndex resolves field paths in a parsed YAML object whose lines count
+// from offset lines into the file. It keeps, of the node tree, the keys and
+// lines of the collections' children, in one array: the tree itself is
+// dropped (or, from the fast parser, reused) once the object is decoded.
+type lineIndex struct {
+	nodes  []lineNode
 	offset int
+}
+
+// lineNode is a node of the tree: its children are nodes[first:first+count].
+type lineNode struct {
+	// key is the mapping key that names the node; "" for the root and
+	// sequence items.
+	key string
+	// line is the key's line, or the node's own for the root and items.
+	line         int32
+	first, count int32
+	seq          bool
+}
+
+// maxLineNodes bounds the index of a document whose aliases repeat a large
+// part of it: paths into the aliases beyond it resolve to the alias's line.
+const maxLineNodes = 1 << 20
+
+// newLineIndex indexes the tree under root, breadth first, so that every
+// node's children are side by side; aliases are followed.
+func newLineIndex(root *yaml.Node, offset int) *lineIndex {
+	size := min(treeSize(root, 0), maxLineNodes)
+	l := &lineIndex{nodes: make([]lineNode, 1, size), offset: offset}
+	l.nodes[0].line = int32(root.Line)
+	queue := make([]*yaml.Node, 1, size)
+	queue[0] = root
+	for i := 0; i < len(queue); i++ {
+		n := queue[i]
+		for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxDepth; depth++ {
+			n = n.Alias
+		}
+		if len(l.nodes)+len(n.Content) > maxLineNodes {
+			continue
+		}
+		e := &l.nodes[i]
+		e.first, e.seq = int32(len(l.nodes)), n.Kind == yaml.SequenceNode
+		switch n.Kind {
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				l.nodes = append(l.nodes, lineNode{key: n.Content[j].Value, line: int32(n.Content[j].Line)})
+				queue = append(queue, n.Content[j+1])
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				l.nodes = append(l.nodes, lineNode{line: int32(c.Line)})
+				queue = append(queue, c)
+			}
+		}
+		l.nodes[i].count = int32(len(l.nodes)) - l.nodes[i].first
+	}
+	return l
+}
+
+// treeSize counts the nodes under n that newLineIndex indexes (a mapping's
+// keys and values count once), up to maxLineNodes past count.
+func treeSize(n *yaml.Node, count int) int {
+	for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxDepth; depth++ {
+		n = n.Alias
+	}
+	count++
+	step := 1
+	if n.Kind == yaml.MappingNode {
+		step = 2
+	}
+	for i := step - 1; i < len(n.Content) && count <= maxLineNodes; i += step {
+		count = treeSize(n.Content[i], count)
+	}
+	return count
 }
 
 // Line returns the line of path, or of its deepest existing ancestor. Path
 // segments are separated by dots; [N] indexes a list and [key] names a map key
 // that itself contains dots (metadata.annotations[eks.amazonaws.com/compute-type]).
-func (l *nodeLines) Line(path string) int {
+func (l *lineIndex) Line(path string) int {
 	return l.line(path) + l.offset
 }
 
-func (l *nodeLines) line(path string) int {
-	n, line := l.root, l.root.Line
+func (l *lineIndex) line(path string) int {
+	n := &l.nodes[0]
 	for _, seg := range segments(path) {
-		if n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		var next *yaml.Node
-		keyLine := 0
-		if i, err := strconv.Atoi(seg); err == nil && n.Kind == yaml.SequenceNode {
-			if i >= 0 && i < len(n.Content) {
-				next = n.Content[i]
-				keyLine = next.Line
+		children := l.nodes[n.first : n.first+n.count]
+		var next *lineNode
+		if n.seq {
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(children) {
+				next = &children[i]
 			}
-		} else if n.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				if n.Content[j].Value == seg {
-					next, keyLine = n.Content[j+1], n.Content[j].Line
+		} else {
+			for j := range children {
+				if children[j].key == seg {
+					next = &children[j]
 					break
 				}
 			}
 		}
 		if next == nil {
-			return line
+			break
 		}
-		n, line = next, keyLine
+		n = next
 	}
-	return line
+	return int(n.line)
 }
 
 func segments(path string) []string {

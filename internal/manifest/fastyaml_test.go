@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +36,7 @@ func describeNode(n *yaml.Node) string {
 // differ parses data with both parsers and describes how they differ; ""
 // when they agree or the fast parser declines.
 func differ(data string) (accepted bool, diff string) {
-	fast, ok := fastParse([]byte(data))
+	fast, ok := fastParse([]byte(data), nil)
 	if !ok {
 		return false, ""
 	}
@@ -86,13 +88,41 @@ func TestFastYAML(t *testing.T) {
 		}
 	}
 	for _, doc := range []string{deployment, "a:\n- x\n- y:\n    z: 1\n  w: 2\n", "k: |\n  x\n"} {
-		if _, ok := fastParse([]byte(doc)); !ok {
+		if _, ok := fastParse([]byte(doc), nil); !ok {
 			t.Errorf("fast parser declined:\n%s", doc)
 		}
 	}
 	for _, doc := range []string{"a: &x 1\n", "a: !t x\n", "a: 2001-12-14\n", "<<: {a: 1}\n", "a: >\n  x\n", "a: x\n  y\n"} {
-		if _, ok := fastParse([]byte(doc)); ok {
+		if _, ok := fastParse([]byte(doc), nil); ok {
 			t.Errorf("fast parser accepted:\n%s", doc)
+		}
+	}
+}
+
+// TestArena: one arena parsing document after document (the seeds, one of
+// them declined half way, and the examples) builds each tree as a new arena
+// does: nothing of the tree before shows through.
+func TestArena(t *testing.T) {
+	docs := slices.Clone(fastYAMLSeeds)
+	err := filepath.WalkDir("../../examples", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !hasExtension(path) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		for _, doc := range splitDocuments(data) {
+			docs = append(docs, string(doc.data))
+		}
+		return err
+	})
+	if err != nil || len(docs) < 50 {
+		t.Fatalf("%d documents: %v", len(docs), err)
+	}
+	a := new(arena)
+	for _, doc := range append(docs, docs...) {
+		got, gotOK := fastParse([]byte(doc), a)
+		want, wantOK := fastParse([]byte(doc), nil)
+		if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+			t.Errorf("the reused arena's tree differs from a new one's (accepted %v, %v):\n%s", gotOK, wantOK, doc)
 		}
 	}
 }

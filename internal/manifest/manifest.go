@@ -128,7 +128,7 @@ func problem(path string, err error) unit {
 }
 
 func (l *Loader) stdin() unit {
-	data, err := l.readAll(l.Stdin)
+	data, err := l.readAll(l.Stdin, 0)
 	if err != nil {
 		return unit{errors: []Error{{File: StdinName, Message: err.Error()}}}
 	}
@@ -170,22 +170,33 @@ func (l *Loader) parseUnit(u unit) parsed {
 	return r
 }
 
-// parse parses the units produce adds on Workers goroutines and emits their
-// objects and errors in input order. produce runs on a goroutine of its own;
-// at most Workers units are parsed ahead of the one being emitted, so memory
-// does not grow with the number of files.
+// aheadPerWorker is how many units per worker may be parsed ahead of the
+// one being emitted.
+const aheadPerWorker = 4
+
+// parse parses the units produce adds, Workers at a time, and emits their
+// objects and errors in input order. produce runs on a goroutine of its own.
+// Units are parsed in the order they come, at most aheadPerWorker×Workers
+// ahead of the one being emitted: enough that the workers need not wait for
+// a slow unit to be emitted, few enough that memory does not grow with the
+// number of files.
 func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pending := make(chan chan parsed, workers)
+	pending := make(chan chan parsed, aheadPerWorker*workers)
+	running := make(chan struct{}, workers)
 	go func() {
 		defer close(pending)
 		produce(func(u unit) {
 			ch := make(chan parsed, 1)
+			running <- struct{}{}
 			pending <- ch
-			go func() { ch <- l.parseUnit(u) }()
+			go func() {
+				ch <- l.parseUnit(u)
+				<-running
+			}()
 		})
 	}()
 	for ch := range pending {

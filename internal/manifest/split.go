@@ -89,7 +89,9 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 // parseDocument parses a document with the fast parser, or with yaml.v3
 // where the fast one declines (fastyaml.go).
 func parseDocument(file string, doc document, emit func(*object.Object), fail func(Error)) {
-	n, ok := fastParse(doc.data)
+	a := arenas.Get().(*arena)
+	defer arenas.Put(a) // decodeNode keeps nothing of the tree
+	n, ok := fastParse(doc.data, a)
 	if !ok {
 		var root yaml.Node
 		if err := yaml.Unmarshal(doc.data, &root); err != nil {

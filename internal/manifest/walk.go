@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -128,20 +129,27 @@ func (l *Loader) readFile(path string) ([]byte, error) {
 		return nil, errors.New(describe(err))
 	}
 	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
-	if info, err := f.Stat(); err == nil && info.Size() > l.max() {
-		return nil, fmt.Errorf("file is too large (%d bytes; the limit is %d, see --max-file-size)", info.Size(), l.max())
+	var size int64
+	if info, err := f.Stat(); err == nil {
+		if size = info.Size(); size > l.max() {
+			return nil, fmt.Errorf("file is too large (%d bytes; the limit is %d, see --max-file-size)", size, l.max())
+		}
 	}
-	return l.readAll(f)
+	return l.readAll(f, size)
 }
 
-func (l *Loader) readAll(r io.Reader) ([]byte, error) {
+// readAll reads r whole, up to the size limit; size, when known, saves
+// growing the buffer as the data comes.
+func (l *Loader) readAll(r io.Reader, size int64) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no standard input")
 	}
-	data, err := io.ReadAll(io.LimitReader(r, l.max()+1))
-	if err != nil {
+	var b bytes.Buffer
+	b.Grow(int(size) + bytes.MinRead) // room for the data and the read that finds its end
+	if _, err := b.ReadFrom(io.LimitReader(r, l.max()+1)); err != nil {
 		return nil, fmt.Errorf("reading: %w", err)
 	}
+	data := b.Bytes()
 	if int64(len(data)) > l.max() {
 		return nil, fmt.Errorf("input is too large (more than %d bytes, see --max-file-size)", l.max())
 	}
