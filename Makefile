@@ -13,7 +13,7 @@ TAGS ?= kustomize_disable_go_plugin_support
 all: build
 
 build: ## build bin/fargatekit
-	$(GO) build -tags $(TAGS) -o bin/fargatekit ./cmd/fargatekit
+	$(GO) build -tags '$(TAGS)' -o bin/fargatekit ./cmd/fargatekit
 
 demo: build ## check the bundled examples
 	hack/demo.sh

@@ -345,7 +345,7 @@ func (p *fastParser) scalar(flow bool) *yaml.Node {
 		}
 		c := p.src[i]
 		if c == ':' && p.blank(i+1) || c == '#' && p.src[i-1] == ' ' ||
-			flow && strings.IndexByte(",?[]{}", c) >= 0 {
+			flow && flowIndicator(c) {
 			p.pos = i
 			break
 		}
@@ -362,6 +362,15 @@ func (p *fastParser) scalar(flow bool) *yaml.Node {
 	n := p.newNode(yaml.ScalarNode, tag, line, column)
 	n.Value = v
 	return n
+}
+
+// flowIndicator reports whether c ends a plain scalar in a flow collection.
+func flowIndicator(c byte) bool {
+	switch c {
+	case ',', '?', '[', ']', '{', '}':
+		return true
+	}
+	return false
 }
 
 // longKey declines a scalar from start to pos that is a key (':' follows,

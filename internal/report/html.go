@@ -166,9 +166,9 @@ func shorten(s string, n int) string {
 // add (the profile operations and each workload's placement through them;
 // the pods per AZ).
 func writeHTML(w io.Writer, r *Report, _ Options) error {
-	p := page{Title: "fargatekit check", Summary: r.Summary(), About: r.about()}
+	summary, blocked := r.summarize()
+	p := page{Title: "fargatekit check", Summary: summary, About: r.about()}
 
-	blocked := r.blocked()
 	row := map[objectKey]int{} // index into p.Workloads
 	var costs []bar
 	for _, wl := range r.Workloads {

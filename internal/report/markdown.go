@@ -15,7 +15,7 @@ const maxMarkdownRows = 100
 // a summary table, findings, workloads and input errors.
 func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 	var b bytes.Buffer
-	s := r.Summary()
+	s, blocked := r.summarize()
 
 	b.WriteString("## fargatekit\n\n")
 	if about := r.about(); about != "" {
@@ -30,11 +30,7 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 		writePlanMarkdown(&b, r.Plan)
 	}
 	b.WriteString("### Findings\n\n")
-	total := 0
-	for range r.findings() {
-		total++
-	}
-	if total == 0 {
+	if s.Findings == 0 {
 		b.WriteString("No findings.\n\n")
 	} else {
 		b.WriteString("| Severity | Rule | Object | Location | Message |\n")
@@ -42,7 +38,7 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 		i := 0
 		for f := range r.findings() {
 			if i == maxMarkdownRows {
-				fmt.Fprintf(&b, "\n…and %d more; run fargatekit locally for all of them.\n", total-i)
+				fmt.Fprintf(&b, "\n…and %d more; run fargatekit locally for all of them.\n", s.Findings-i)
 				break
 			}
 			i++
@@ -57,7 +53,6 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("### Workloads\n\n")
 		b.WriteString("| Object | Runs on | Profile | Size | Replicas | Price |\n")
 		b.WriteString("| --- | --- | --- | --- | ---: | ---: |\n")
-		blocked := r.blocked()
 		for i, wl := range r.Workloads {
 			if i == maxMarkdownRows {
 				fmt.Fprintf(&b, "\n…and %d more.\n", len(r.Workloads)-i)

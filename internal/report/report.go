@@ -90,8 +90,9 @@ func RuleURL(r *rules.Rule) string {
 
 // Summary counts what a report holds.
 type Summary struct {
-	// Blocker, Warning and Info count the findings by severity.
-	Blocker, Warning, Info int
+	// Findings counts every finding; Blocker, Warning and Info count them
+	// by severity.
+	Findings, Blocker, Warning, Info int
 	// Errors counts input errors.
 	Errors int
 	// Objects counts the objects with at least one finding.
@@ -115,10 +116,19 @@ func (r *Report) findings() iter.Seq[rules.Finding] {
 // Summary counts the findings by severity, the input errors, and the
 // workloads on Fargate with their cost.
 func (r *Report) Summary() Summary {
+	s, _ := r.summarize()
+	return s
+}
+
+// summarize returns the Summary and the objects a blocker finding stands
+// against (their pods do not run on Fargate, and the summary counts neither
+// them nor their price), reading the findings once.
+func (r *Report) summarize() (Summary, map[objectKey]bool) {
 	var s Summary
 	seen, blocked := map[objectKey]bool{}, map[objectKey]bool{}
 	for f := range r.findings() {
 		k := objectKey{f.Object, f.Source.File}
+		s.Findings++
 		switch f.Severity {
 		case rules.Blocker:
 			s.Blocker++
@@ -141,25 +151,13 @@ func (r *Report) Summary() Summary {
 		}
 	}
 	s.MonthlyCostUSD = cents(s.MonthlyCostUSD)
-	return s
+	return s, blocked
 }
 
 // objectKey tells the objects of a report apart.
 type objectKey struct {
 	ref  object.Ref
 	file string
-}
-
-// blocked returns the objects a blocker finding stands against: their pods
-// do not run on Fargate, and the summary counts neither them nor their price.
-func (r *Report) blocked() map[objectKey]bool {
-	out := map[objectKey]bool{}
-	for f := range r.findings() {
-		if f.Severity == rules.Blocker {
-			out[objectKey{f.Object, f.Source.File}] = true
-		}
-	}
-	return out
 }
 
 // row is how a report shows a workload: where its pods run, under which

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/manifest"
+	"github.com/fargatekit/fargatekit/internal/spool"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -196,7 +197,7 @@ func TestFormatNames(t *testing.T) {
 func TestSummary(t *testing.T) {
 	// web has a blocker and big fits no size, so only the CronJob would run
 	// on Fargate; it runs to completion and has no monthly cost.
-	want := Summary{Blocker: 2, Warning: 1, Info: 1, Errors: 1, Objects: 3, FargateWorkloads: 1, MonthlyCostUSD: 0}
+	want := Summary{Findings: 4, Blocker: 2, Warning: 1, Info: 1, Errors: 1, Objects: 3, FargateWorkloads: 1, MonthlyCostUSD: 0}
 	if diff := cmp.Diff(want, sample().Summary()); diff != "" {
 		t.Errorf("Summary() (-want +got):\n%s", diff)
 	}
@@ -657,6 +658,32 @@ func TestJSONStream(t *testing.T) {
 	}
 }
 
+// TestSpilledReport: every format writes the same report whether its
+// findings are in Findings or spilled to disk (check's spool, here in runs
+// of a few findings).
+func TestSpilledReport(t *testing.T) {
+	for _, format := range FormatNames() {
+		r := sample()
+		want := write(t, format, r, Options{})
+		var rs []*rules.Rule
+		for _, f := range r.Findings {
+			rs = append(rs, f.Rule)
+		}
+		found := spool.New(rs)
+		found.Limit, found.Dir = 600, t.TempDir()
+		for _, f := range slices.Backward(r.Findings) { // out of order: the spool sorts
+			found.Add(f)
+		}
+		r.Findings, r.Spilled = nil, found.All()
+		if diff := cmp.Diff(string(want), string(write(t, format, r, Options{}))); diff != "" || found.Err() != nil {
+			t.Errorf("%s: %v (-in memory +spilled):\n%s", format, found.Err(), diff)
+		}
+		if err := found.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // encodeWhole writes a report as encoding/json's Encoder does, in one piece.
 func encodeWhole(t *testing.T, r *Report) string {
 	t.Helper()
@@ -670,9 +697,9 @@ func encodeWhole(t *testing.T, r *Report) string {
 	return want.String()
 }
 
-// FuzzJSONStream holds the streamed JSON report, whose findings and
-// workloads another JSON library writes, to encoding/json's bytes for any
-// text and any price: escapes, invalid UTF-8, number formats.
+// FuzzJSONStream holds the streamed JSON report, written an element at a
+// time, to encoding/json's bytes of the whole report for any text and any
+// price: escapes, invalid UTF-8, number formats.
 func FuzzJSONStream(f *testing.F) {
 	f.Add("<b>&amp;</b> \u2028\u2029 \xff\x01", "a.b/c", "\t", 12, 0.1+0.2, 1e21)
 	f.Add("", "", "", 0, 0.0, 1e-7)

@@ -47,12 +47,13 @@ func (p painter) severity(s rules.Severity, padded string) string {
 func writeText(w io.Writer, r *Report, o Options) error {
 	p := painter(o.Color)
 	var b bytes.Buffer
+	summary, blocked := r.summarize()
 	groups := entries(r, false)
 	if r.Cluster != nil {
 		writeClusterText(&b, r.Cluster, p)
 	}
 	if r.Plan == nil && len(r.Workloads) > 0 {
-		writeWorkloadTable(&b, r, p)
+		writeWorkloadTable(&b, r, p, blocked)
 		if len(groups) > 0 {
 			b.WriteString("\n" + p.paint(ansiBold, "Findings") + "\n")
 		}
@@ -107,7 +108,7 @@ func writeText(w io.Writer, r *Report, o Options) error {
 		}
 	}
 	b.WriteByte('\n')
-	b.WriteString(summaryLine(r))
+	b.WriteString(summaryLine(r, summary))
 	b.WriteByte('\n')
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("writing the text report: %w", err)
@@ -117,11 +118,10 @@ func writeText(w io.Writer, r *Report, o Options) error {
 
 // writeWorkloadTable lists every workload: where its pods run, the profile,
 // the size Fargate gives each pod, the replicas, and the price.
-func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter) {
+func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter, blocked map[objectKey]bool) {
 	b.WriteString(p.paint(ansiBold, "Workloads") + "\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  WORKLOAD\tRUNS ON\tPROFILE\tSIZE\tREPLICAS\tPRICE")
-	blocked := r.blocked()
 	for _, w := range r.Workloads {
 		d := describe(w, blocked[objectKey{w.Ref, w.Source.File}], r.Cluster.state(w.Ref))
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, d.runsOn, d.profile, d.size, d.replicas, d.price)
@@ -165,8 +165,7 @@ func placement(w *rules.Workload) string {
 // $12.34/month (us-east-1); 1 error". A workload runs on Fargate when a
 // profile sends it there, fargate-scheduler accepts it, and no blocker
 // stands against it; the price is theirs.
-func summaryLine(r *Report) string {
-	s := r.Summary()
+func summaryLine(r *Report, s Summary) string {
 	if c := r.Cluster; c != nil && c.Analysis != nil { // a scan: where the pods are, and the bill
 		var pods live.WorkloadState
 		var billed float64

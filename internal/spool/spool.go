@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -46,7 +47,11 @@ type Findings struct {
 	// full is true once a run could not be written: the findings stay in
 	// memory from then on.
 	full bool
-	err  error
+	// removed is true when the file's name is gone (it was removed at once,
+	// where the system lets an open file be).
+	removed bool
+	worst   rules.Severity
+	err     error
 }
 
 // run is one sorted run of the file.
@@ -70,6 +75,7 @@ func (s *Findings) Add(f rules.Finding) {
 	s.held = append(s.held, f)
 	s.sorted = false
 	s.n++
+	s.worst = max(s.worst, f.Severity)
 	s.size += 256 + len(f.Message) + len(f.Path)
 	for k, v := range f.Details {
 		s.size += 64 + len(k) + len(v)
@@ -82,17 +88,29 @@ func (s *Findings) Add(f rules.Finding) {
 // Len returns how many findings were added.
 func (s *Findings) Len() int { return s.n }
 
+// Worst returns the highest severity of the findings added, 0 for none.
+func (s *Findings) Worst() rules.Severity { return s.worst }
+
 // Err returns the first error reading the file. After one, All stops
 // early: the caller must check Err once done.
 func (s *Findings) Err() error { return s.err }
+
+// fail keeps the first error reading the file.
+func (s *Findings) fail(err error) {
+	if s.err == nil {
+		s.err = fmt.Errorf("reading the findings spilled to %s: %w", s.file.Name(), err)
+	}
+}
 
 // Close removes the file, if a run was written.
 func (s *Findings) Close() error {
 	if s.file == nil {
 		return nil
 	}
-	name := s.file.Name()
-	err := errors.Join(s.file.Close(), os.Remove(name))
+	err := s.file.Close()
+	if !s.removed {
+		err = errors.Join(err, os.Remove(s.file.Name()))
+	}
 	s.file = nil
 	if err != nil {
 		return fmt.Errorf("removing the findings spilled to disk: %w", err)
@@ -133,6 +151,9 @@ func (s *Findings) spill() error {
 			return fmt.Errorf("spilling findings to disk: %w", err)
 		}
 		s.file = f
+		// Unnamed, the file goes with the process however it ends (Windows
+		// keeps the name of an open file: Close removes it there).
+		s.removed = runtime.GOOS != "windows" && os.Remove(f.Name()) == nil
 	}
 	slices.SortStableFunc(s.held, rules.CompareFindings)
 	offset, err := s.file.Seek(0, io.SeekEnd)
@@ -179,7 +200,7 @@ func (s *Findings) merge(yield func(rules.Finding) bool) {
 		if d.next() {
 			h = append(h, d)
 		} else if d.err != nil {
-			s.err = d.err
+			s.fail(d.err)
 			return
 		}
 	}
@@ -194,7 +215,7 @@ func (s *Findings) merge(yield func(rules.Finding) bool) {
 			continue
 		}
 		if d.err != nil {
-			s.err = fmt.Errorf("reading the findings spilled to %s: %w", s.file.Name(), d.err)
+			s.fail(d.err)
 			return
 		}
 		heap.Pop(&h)
@@ -299,7 +320,7 @@ func (d *decoder) next() bool {
 	f.Message = d.string("")
 	if n := d.uvarint(); n > 0 && d.err == nil {
 		f.Details = make(map[string]string, min(n, 64))
-		for range n {
+		for i := uint64(0); i < n && d.err == nil; i++ {
 			k := d.string("")
 			f.Details[k] = d.string("")
 		}

@@ -3,6 +3,7 @@ package fargate
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -122,7 +123,6 @@ type Sizing struct {
 // SizePod returns the Fargate size of a pod with the given spec.
 func SizePod(spec *corev1.PodSpec) Sizing {
 	pod := &corev1.Pod{Spec: resourcesOf(spec)}
-	defaultRequests(&pod.Spec)
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	cpu := milliCPU(reqs.Cpu())
 	mem := ceilMiB(reqs.Memory())
@@ -183,15 +183,22 @@ func ephemeralGiB(q *resource.Quantity) int64 {
 	return max((total+1023)/1024, DefaultEphemeralGiB)
 }
 
-// resourcesOf copies of a pod spec what a pod's requests are computed from:
-// each container's resources (and an init container's restart policy, which
-// makes it a sidecar), the pod's resources and overhead.
+// resourcesOf returns of a pod spec what a pod's requests are computed
+// from: each container's resources (and an init container's restart policy,
+// which makes it a sidecar), the pod's resources and overhead; with missing
+// requests set to the limits, as the Kubernetes API server does when it
+// stores a pod. It shares the spec's resource lists except where it fills
+// one in: resourcehelper.PodRequests only reads them.
 func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
-	out := corev1.PodSpec{Overhead: spec.Overhead.DeepCopy(), Resources: spec.Resources.DeepCopy()}
+	out := corev1.PodSpec{Overhead: bounded(spec.Overhead)}
+	if spec.Resources != nil {
+		r := withRequests(*spec.Resources)
+		out.Resources = &r
+	}
 	copyAll := func(list []corev1.Container) []corev1.Container {
 		cs := make([]corev1.Container, len(list))
 		for i := range list {
-			cs[i] = corev1.Container{Resources: *list[i].Resources.DeepCopy(), RestartPolicy: list[i].RestartPolicy}
+			cs[i] = corev1.Container{Resources: withRequests(list[i].Resources), RestartPolicy: list[i].RestartPolicy}
 		}
 		return cs
 	}
@@ -199,29 +206,59 @@ func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
 	return out
 }
 
-// defaultRequests sets missing requests to the limits, as the Kubernetes API
-// server does when it stores a pod.
-func defaultRequests(spec *corev1.PodSpec) {
-	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range list {
-			fill(&list[i].Resources)
+// withRequests returns r with a request for every resource it limits: the
+// limit where it requests none. The requests are a new list only when one
+// was missing.
+func withRequests(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	r.Requests, r.Limits = bounded(r.Requests), bounded(r.Limits)
+	for name := range r.Limits {
+		if _, ok := r.Requests[name]; !ok {
+			requests := maps.Clone(r.Limits)
+			maps.Copy(requests, r.Requests)
+			r.Requests = requests
+			break
 		}
 	}
-	if spec.Resources != nil {
-		fill(spec.Resources)
-	}
+	return r
 }
 
-func fill(r *corev1.ResourceRequirements) {
-	for name, lim := range r.Limits {
-		if _, ok := r.Requests[name]; ok {
-			continue
+// Quantities whose exponent is far from zero, such as 1E999999999 (which
+// ParseQuantity accepts), would take the arithmetic of resource.Quantity
+// minutes: bounded replaces them by the quantities below, far beyond or below
+// every Fargate size, before sizing adds or compares them.
+var (
+	hugeQuantity = resource.NewScaledQuantity(1, 18)
+	tinyQuantity = resource.NewScaledQuantity(1, -18)
+)
+
+// bounded returns l, or a copy of it in which every quantity beyond
+// hugeQuantity is hugeQuantity, every one below tinyQuantity (but not zero) is
+// tinyQuantity, and every zero is a plain zero.
+func bounded(l corev1.ResourceList) corev1.ResourceList {
+	clamp := func(q resource.Quantity) (resource.Quantity, bool) {
+		switch f := math.Abs(q.AsApproximateFloat64()); { // cheap: a float power of ten
+		case q.IsZero(): // its exponent may be any
+			return resource.Quantity{Format: q.Format}, true
+		case f > 1e18:
+			return *hugeQuantity, true
+		case f < 1e-18:
+			return *tinyQuantity, true
 		}
-		if r.Requests == nil {
-			r.Requests = corev1.ResourceList{}
-		}
-		r.Requests[name] = lim
+		return q, false
 	}
+	var out corev1.ResourceList
+	for name, q := range l {
+		if c, changed := clamp(q); changed {
+			if out == nil {
+				out = maps.Clone(l)
+			}
+			out[name] = c
+		}
+	}
+	if out == nil {
+		return l
+	}
+	return out
 }
 
 // Requested renders what the pod requests, before the Fargate overhead:

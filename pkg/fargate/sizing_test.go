@@ -3,6 +3,7 @@ package fargate
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -90,8 +91,14 @@ func TestSizePod(t *testing.T) {
 }
 
 func TestSizePodDoesNotChangeSpec(t *testing.T) {
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{
-		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}
+	limits := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	spec := corev1.PodSpec{
+		Containers: []corev1.Container{
+			{Name: "a", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+			{Name: "b", Resources: corev1.ResourceRequirements{Limits: limits, Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}},
+		},
+		Resources: &corev1.ResourceRequirements{Limits: limits},
+	}
 	before := spec.DeepCopy()
 	SizePod(&spec)
 	if diff := cmp.Diff(before, &spec); diff != "" {
@@ -147,6 +154,38 @@ func TestParseSize(t *testing.T) {
 	for _, bad := range []string{"", "1vCPU", "1 2GB", "1vCPU 2", "-1vCPU 2GB", "xvCPU 2GB", "1vCPU 2GB extra", "0vCPU 0GB", "NaNvCPU NaNGB", "InfvCPU 1GB"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestSizePodExtremeExponents: quantities whose exponent is far from zero
+// size at once, as what they stand for (their exact arithmetic would take
+// minutes; check's decoding refuses them, but SizePod takes any pod).
+func TestSizePodExtremeExponents(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cpu, mem *resource.Quantity
+		fits     bool
+	}{
+		{"a zero CPU of a huge exponent", resource.NewScaledQuantity(0, 777777771), resource.NewScaledQuantity(1, 9), true},
+		{"a zero CPU of a tiny exponent", resource.NewScaledQuantity(0, -999999999), resource.NewScaledQuantity(1, 9), true},
+		{"a tiny CPU", resource.NewScaledQuantity(1, -777777771), resource.NewScaledQuantity(1, 9), true},
+		{"a huge memory", resource.NewQuantity(1, resource.DecimalSI), resource.NewScaledQuantity(1, 777777771), false},
+		{"a huge CPU", resource.NewScaledQuantity(1, 999999999), resource.NewScaledQuantity(1, 9), false},
+	} {
+		spec := &corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "a", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: *tc.cpu, corev1.ResourceMemory: *tc.mem}}},
+			{Name: "b", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}},
+		}}
+		done := make(chan Sizing, 1)
+		go func() { done <- SizePod(spec) }()
+		select {
+		case s := <-done:
+			if s.Fits != tc.fits {
+				t.Errorf("%s: fits %v, want %v (%+v)", tc.name, s.Fits, tc.fits, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: SizePod still runs after 10 s", tc.name)
 		}
 	}
 }

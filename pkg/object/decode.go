@@ -4,16 +4,19 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -215,14 +218,23 @@ func (e *FieldError) Error() string {
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// unmarshal decodes case-sensitively, as the Kubernetes API server does,
-// with github.com/go-json-experiment/json: the implementation proposed as
-// encoding/json/v2 (a dependency of kube-openapi already), which decodes
-// these types in half the time of encoding/json's. Like encoding/json, it
-// accepts a name twice (the last wins) and invalid UTF-8. Its errors give the
-// JSON pointer of the value that failed, which becomes the field path.
+// decodeOptions make github.com/go-json-experiment/json (the implementation
+// proposed as encoding/json/v2, a dependency of kube-openapi already, which
+// decodes these types in half the time of encoding/json's) decode as
+// sigs.k8s.io/json does for the Kubernetes API server: case-sensitively, a
+// name given twice merged into the first as encoding/json merges, invalid
+// UTF-8 replaced, base64 with line breaks. Quantities go through
+// unmarshalQuantity.
+var decodeOptions = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
+	jsonv1.MergeWithLegacySemantics(true), jsonv1.ParseBytesWithLooseRFC4648(true), jsonv1.FormatBytesWithLegacySemantics(true),
+	json.WithUnmarshalers(json.UnmarshalFromFunc(unmarshalQuantity)),
+)
+
+// unmarshal decodes data into v with decodeOptions. Its errors give the JSON
+// pointer of the value that failed, which becomes the field path.
 func unmarshal(data []byte, v any) error {
-	err := json.Unmarshal(data, v, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	err := json.Unmarshal(data, v, decodeOptions)
 	if err == nil {
 		return nil
 	}
@@ -241,10 +253,39 @@ func unmarshal(data []byte, v any) error {
 			path = join(path, tok)
 		}
 	}
-	if se.Err != nil && !errors.Is(se.Err, json.ErrUnknownName) {
+	switch {
+	case se.JSONKind == '0' && (errors.Is(se.Err, strconv.ErrRange) || errors.Is(se.Err, strconv.ErrSyntax)):
+		// 3000000000 as an int32, 1.5 as an int
+		return &FieldError{Path: path, Err: fmt.Errorf("cannot use a JSON number %s as %s", se.JSONValue, se.GoType)}
+	case se.Err != nil:
 		return &FieldError{Path: path, Err: se.Err}
 	}
 	return &FieldError{Path: path, Err: fmt.Errorf("cannot use a JSON %s as %s", kindName(se.JSONKind), se.GoType)}
+}
+
+// maxExponentDigits bounds the exponent of a quantity: resource.ParseQuantity
+// takes minutes to read 1E-999999999, and resource sizes need two digits.
+const maxExponentDigits = 3
+
+// unmarshalQuantity reads a resource.Quantity as its UnmarshalJSON does, but
+// refuses one whose exponent has more than maxExponentDigits digits at once.
+func unmarshalQuantity(dec *jsontext.Decoder, q *resource.Quantity) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	text := string(v)
+	if v.Kind() == '"' {
+		if unquoted, err := jsontext.AppendUnquote(nil, v); err == nil {
+			text = string(unquoted)
+		}
+	}
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		if digits := strings.TrimLeft(strings.TrimLeft(text[i+1:], "+-"), "0"); len(digits) > maxExponentDigits && strings.Trim(digits, "0123456789") == "" {
+			return fmt.Errorf("quantity %q: its exponent is out of range", text)
+		}
+	}
+	return q.UnmarshalJSON(v)
 }
 
 // kindName names a JSON kind as encoding/json's errors did.

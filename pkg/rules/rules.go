@@ -32,6 +32,15 @@ func (s Severity) String() string {
 	return fmt.Sprintf("severity(%d)", int(s))
 }
 
+// Worst returns the highest severity of fs, 0 when there is none.
+func Worst(fs []Finding) Severity {
+	var worst Severity
+	for _, f := range fs {
+		worst = max(worst, f.Severity)
+	}
+	return worst
+}
+
 // ParseSeverity reads "blocker", "warning" or "info".
 func ParseSeverity(s string) (Severity, error) {
 	for k, v := range severityNames {

@@ -140,7 +140,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	if err := found.Err(); err != nil {
 		return err
 	}
-	return streams.ExitFor(len(rep.Errors) > 0, rep.Spilled, out.FailOn)
+	return streams.ExitFor(len(rep.Errors) > 0, found.Worst(), out.FailOn)
 }
 
 // analyze reads every path and runs the rules on what it finds: the whole

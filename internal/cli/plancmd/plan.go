@@ -141,7 +141,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return streams.ExitFor(len(rep.Errors) > 0, slices.Values(rep.Findings), out.FailOn)
+	return streams.ExitFor(len(rep.Errors) > 0, rules.Worst(rep.Findings), out.FailOn)
 }
 
 // readChange reads the change from a Terraform plan or two profile sources.

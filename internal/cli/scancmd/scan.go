@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,7 +103,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			if err := out.Write(s.Out, rep, out.Options); err != nil {
 				return fmt.Errorf("writing the report: %w", err)
 			}
-			return streams.ExitFor(len(rep.Errors) > 0, slices.Values(rep.Findings), out.FailOn)
+			return streams.ExitFor(len(rep.Errors) > 0, rules.Worst(rep.Findings), out.FailOn)
 		},
 	}
 	f.Add(cmd.Flags())

@@ -5,7 +5,6 @@ package streams
 import (
 	"fmt"
 	"io"
-	"iter"
 	"os"
 
 	"golang.org/x/term"
@@ -48,18 +47,14 @@ const (
 )
 
 // ExitFor returns the exit status of a run: ExitInvalid when the input had
-// errors, else ExitFindings when a finding reaches failOn (0: never), else nil.
-func ExitFor(inputErrors bool, findings iter.Seq[rules.Finding], failOn rules.Severity) error {
+// errors, else ExitFindings when the worst finding reaches failOn (0: never),
+// else nil.
+func ExitFor(inputErrors bool, worst, failOn rules.Severity) error {
 	if inputErrors {
 		return &ExitError{Code: ExitInvalid}
 	}
-	if failOn == 0 {
-		return nil
-	}
-	for f := range findings {
-		if f.Severity >= failOn {
-			return &ExitError{Code: ExitFindings}
-		}
+	if failOn != 0 && worst >= failOn {
+		return &ExitError{Code: ExitFindings}
 	}
 	return nil
 }
