@@ -1,6 +1,7 @@
 package object
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -274,15 +275,16 @@ func unmarshalQuantity(dec *jsontext.Decoder, q *resource.Quantity) error {
 	if err != nil {
 		return err
 	}
-	text := string(v)
-	if v.Kind() == '"' {
-		if unquoted, err := jsontext.AppendUnquote(nil, v); err == nil {
-			text = string(unquoted)
+	text := []byte(v)
+	if v.Kind() == '"' && bytes.IndexByte(v, '\\') >= 0 { // escapes could spell an exponent
+		if text, err = jsontext.AppendUnquote(nil, v); err != nil {
+			return err
 		}
 	}
-	if i := strings.IndexAny(text, "eE"); i >= 0 {
-		if digits := strings.TrimLeft(strings.TrimLeft(text[i+1:], "+-"), "0"); len(digits) > maxExponentDigits && strings.Trim(digits, "0123456789") == "" {
-			return fmt.Errorf("quantity %q: its exponent is out of range", text)
+	if i := bytes.IndexAny(text, "eE"); i >= 0 {
+		digits := bytes.TrimLeft(bytes.TrimLeft(bytes.TrimRight(text[i+1:], `"`), "+-"), "0")
+		if len(digits) > maxExponentDigits && len(bytes.Trim(digits, "0123456789")) == 0 {
+			return fmt.Errorf("quantity %s: its exponent is out of range", v)
 		}
 	}
 	return q.UnmarshalJSON(v)
