@@ -31,6 +31,14 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		fail(Error{File: file, Line: line, Message: fmt.Sprintf("document is not an object (found %s)", kindName(n)), NotManifest: true})
 		return
 	}
+	if strings.HasSuffix(scalar(n, "kind"), "List") { // kind: List, kubectl get -o yaml: its items, each on its own
+		if items := lookup(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
+			for _, item := range items.Content {
+				decodeNode(file, item, offset, emit, fail)
+			}
+			return
+		}
+	}
 	data, err := toJSON(n)
 	if err != nil {
 		var je *json.UnsupportedTypeError
@@ -52,14 +60,6 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		}
 		fail(Error{File: file, Line: line, Message: objectName(obj) + msg, NotManifest: errors.Is(err, object.ErrNotObject)})
 		if obj == nil {
-			return
-		}
-	}
-	if strings.HasSuffix(obj.Ref.Kind, "List") {
-		if items := lookup(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
-			for _, item := range items.Content {
-				decodeNode(file, item, offset, emit, fail)
-			}
 			return
 		}
 	}
@@ -133,8 +133,9 @@ type lineNode struct {
 	seq          bool
 }
 
-// maxLineNodes bounds the index of a document whose aliases repeat a large
-// part of it: paths into the aliases beyond it resolve to the alias's line.
+// maxLineNodes bounds the index of an object (one whose aliases repeat a
+// large part of it, or one of a million fields): paths into the nodes beyond
+// it resolve to the line of their nearest indexed ancestor.
 const maxLineNodes = 1 << 20
 
 // newLineIndex indexes the tree under root, breadth first, so that every

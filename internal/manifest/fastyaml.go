@@ -63,8 +63,6 @@ func fastParse(data []byte, a *arena) (n *yaml.Node, ok bool) {
 		if cap(p.stack) > cap(a.stack) {
 			a.stack = p.stack
 		}
-	}()
-	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(decline); !declined {
 				panic(r)

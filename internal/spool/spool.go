@@ -98,8 +98,16 @@ func (s *Findings) Err() error { return s.err }
 // fail keeps the first error reading the file.
 func (s *Findings) fail(err error) {
 	if s.err == nil {
-		s.err = fmt.Errorf("reading the findings spilled to %s: %w", s.file.Name(), err)
+		s.err = fmt.Errorf("reading the findings spilled to %s: %w", s.where(), err)
 	}
+}
+
+// where names the file in errors: its name, or, once removed, what it is.
+func (s *Findings) where() string {
+	if s.removed {
+		return "a temporary file (" + s.file.Name() + ", removed)"
+	}
+	return s.file.Name()
 }
 
 // Close removes the file, if a run was written.
@@ -158,22 +166,22 @@ func (s *Findings) spill() error {
 	slices.SortStableFunc(s.held, rules.CompareFindings)
 	offset, err := s.file.Seek(0, io.SeekEnd)
 	if err != nil {
-		return fmt.Errorf("spilling findings to %s: %w", s.file.Name(), err)
+		return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
 	}
 	w := bufio.NewWriterSize(s.file, 256<<10)
 	var buf []byte
 	for _, f := range s.held {
 		buf = appendFinding(buf[:0], f)
 		if _, err := w.Write(buf); err != nil {
-			return fmt.Errorf("spilling findings to %s: %w", s.file.Name(), err)
+			return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("spilling findings to %s: %w", s.file.Name(), err)
+		return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
 	}
 	end, err := s.file.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return fmt.Errorf("spilling findings to %s: %w", s.file.Name(), err)
+		return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
 	}
 	s.runs = append(s.runs, run{offset, end - offset})
 	clear(s.held)

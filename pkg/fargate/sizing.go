@@ -188,11 +188,14 @@ func ephemeralGiB(q *resource.Quantity) int64 {
 // which makes it a sidecar), the pod's resources and overhead; with missing
 // requests set to the limits, as the Kubernetes API server does when it
 // stores a pod. It shares the spec's resource lists except where it fills
-// one in: resourcehelper.PodRequests only reads them.
+// one in: resourcehelper.PodRequests only reads the containers'.
 func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
 	out := corev1.PodSpec{Overhead: bounded(spec.Overhead)}
 	if spec.Resources != nil {
 		r := withRequests(*spec.Resources)
+		// PodRequests adds the overhead to the pod's requests in place:
+		// they must not be the spec's.
+		r.Requests = r.Requests.DeepCopy()
 		out.Resources = &r
 	}
 	copyAll := func(list []corev1.Container) []corev1.Container {
@@ -231,20 +234,26 @@ var (
 	tinyQuantity = resource.NewScaledQuantity(1, -18)
 )
 
-// bounded returns l, or a copy of it in which every quantity beyond
-// hugeQuantity is hugeQuantity, every one below tinyQuantity (but not zero) is
-// tinyQuantity, and every zero is a plain zero.
+// bounded returns l, or a copy of it in which every quantity larger than
+// hugeQuantity is hugeQuantity, every one smaller than tinyQuantity (but not
+// zero) is tinyQuantity, each with its sign, and every zero is a plain zero.
 func bounded(l corev1.ResourceList) corev1.ResourceList {
 	clamp := func(q resource.Quantity) (resource.Quantity, bool) {
+		var c resource.Quantity
 		switch f := math.Abs(q.AsApproximateFloat64()); { // cheap: a float power of ten
 		case q.IsZero(): // its exponent may be any
 			return resource.Quantity{Format: q.Format}, true
 		case f > 1e18:
-			return *hugeQuantity, true
+			c = hugeQuantity.DeepCopy()
 		case f < 1e-18:
-			return *tinyQuantity, true
+			c = tinyQuantity.DeepCopy()
+		default:
+			return q, false
 		}
-		return q, false
+		if q.Sign() < 0 {
+			c.Neg()
+		}
+		return c, true
 	}
 	var out corev1.ResourceList
 	for name, q := range l {

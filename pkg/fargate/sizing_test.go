@@ -99,10 +99,20 @@ func TestSizePodDoesNotChangeSpec(t *testing.T) {
 		},
 		Resources: &corev1.ResourceRequirements{Limits: limits},
 	}
-	before := spec.DeepCopy()
-	SizePod(&spec)
-	if diff := cmp.Diff(before, &spec); diff != "" {
-		t.Errorf("SizePod changed the spec (-before +after):\n%s", diff)
+	// Pod-level requests and an overhead in the decimal form of a
+	// quantity, which Add changes in place.
+	withOverhead := spec.DeepCopy()
+	withOverhead.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1.5Gi")}}
+	withOverhead.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("250Mi")}
+	for _, spec := range []*corev1.PodSpec{&spec, withOverhead} {
+		before := spec.DeepCopy()
+		first := SizePod(spec)
+		if again := SizePod(spec); again != first {
+			t.Errorf("sized twice: %+v, then %+v", first, again)
+		}
+		if diff := cmp.Diff(before, spec); diff != "" {
+			t.Errorf("SizePod changed the spec (-before +after):\n%s", diff)
+		}
 	}
 }
 

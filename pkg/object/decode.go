@@ -264,28 +264,32 @@ func unmarshal(data []byte, v any) error {
 	return &FieldError{Path: path, Err: fmt.Errorf("cannot use a JSON %s as %s", kindName(se.JSONKind), se.GoType)}
 }
 
-// maxExponentDigits bounds the exponent of a quantity: resource.ParseQuantity
-// takes minutes to read 1E-999999999, and resource sizes need two digits.
-const maxExponentDigits = 3
+// ExtremeExponent reports whether a resource quantity's text (as
+// resource.ParseQuantity reads it) has an exponent of more than three
+// digits, such as 1E-999999999: ParseQuantity takes minutes to read those,
+// and resource sizes need two digits.
+func ExtremeExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	digits := strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")
+	return len(digits) > 3 && strings.Trim(digits, "0123456789") == ""
+}
 
 // unmarshalQuantity reads a resource.Quantity as its UnmarshalJSON does, but
-// refuses one whose exponent has more than maxExponentDigits digits at once.
+// refuses at once one with an ExtremeExponent.
 func unmarshalQuantity(dec *jsontext.Decoder, q *resource.Quantity) error {
 	v, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
 	text := []byte(v)
-	if v.Kind() == '"' && bytes.IndexByte(v, '\\') >= 0 { // escapes could spell an exponent
-		if text, err = jsontext.AppendUnquote(nil, v); err != nil {
-			return err
-		}
+	if v.Kind() == '"' { // UnmarshalJSON takes what is between the quotes, spaces trimmed, escapes as they are
+		text = text[1 : len(text)-1]
 	}
-	if i := bytes.IndexAny(text, "eE"); i >= 0 {
-		digits := bytes.TrimLeft(bytes.TrimLeft(bytes.TrimRight(text[i+1:], `"`), "+-"), "0")
-		if len(digits) > maxExponentDigits && len(bytes.Trim(digits, "0123456789")) == 0 {
-			return fmt.Errorf("quantity %s: its exponent is out of range", v)
-		}
+	if ExtremeExponent(string(bytes.TrimSpace(text))) {
+		return fmt.Errorf("quantity %s: its exponent is out of range", v)
 	}
 	return q.UnmarshalJSON(v)
 }

@@ -121,7 +121,7 @@ func FuzzDecodeAsEncodingJSON(f *testing.F) {
 		f.Add(uint8(slices.Index(names, seed.key)), []byte(seed.data))
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
-		if longExponent.Match(data) {
+		if extremeExponent.Match(data) {
 			return // unmarshal refuses the quantities resource.ParseQuantity would take minutes to read
 		}
 		key := names[int(kind)%len(names)]
@@ -131,7 +131,19 @@ func FuzzDecodeAsEncodingJSON(f *testing.F) {
 	})
 }
 
-// longExponent finds a number whose exponent has more than three digits.
-var longExponent = regexp.MustCompile(`[eE][-+]?0*[0-9]{4}`)
+// extremeExponent finds what may be a quantity of an ExtremeExponent
+// anywhere in a JSON text (TestExtremeExponent holds ExtremeExponent itself).
+var extremeExponent = regexp.MustCompile(`[eE][-+]?0*[0-9]{4}`)
+
+func TestExtremeExponent(t *testing.T) {
+	for s, want := range map[string]bool{
+		"1E-777777771": true, "E777777771": true, "1e+0001000": true, "2e1000": true,
+		"1E": false, "2E": false, "1Ei": false, "1e3": false, "5E6": false, "1e0003": false, "1E-999": false, "500m": false, "1E-99x9999": false,
+	} {
+		if got := ExtremeExponent(s); got != want {
+			t.Errorf("ExtremeExponent(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
