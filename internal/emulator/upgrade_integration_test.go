@@ -345,7 +345,9 @@ func (c *cluster) updateCluster(version string) {
 		c.t.Fatalf("update to %s: %v", version, err)
 	}
 	w := eks.NewClusterActiveWaiter(c.eks, func(o *eks.ClusterActiveWaiterOptions) { o.MinDelay, o.MaxDelay = 200*time.Millisecond, time.Second })
-	out, err := w.WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String(c.name)}, time.Minute)
+	// A restart of the control plane takes 10-40 s here; on a loaded machine
+	// (CI) it once took more than a minute.
+	out, err := w.WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String(c.name)}, 3*time.Minute)
 	if err != nil || aws.ToString(out.Cluster.Version) != version {
 		c.t.Fatalf("waiting for the update to %s: %v", version, err)
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -178,48 +180,16 @@ func writeJSON(w io.Writer, r *Report, _ Options) error {
 }
 
 func writeJSONTo(out *bufio.Writer, r *Report) error {
-	encoder := func(buf *bytes.Buffer, prefix string) *json.Encoder {
-		e := json.NewEncoder(buf)
-		e.SetIndent(prefix, "  ")
-		e.SetEscapeHTML(false)
-		return e
+	if _, err := out.WriteString("{\n"); err != nil {
+		return err
+	}
+	if err := writeArray(out, "findings", r.findings(), findingJSON); err != nil {
+		return err
+	}
+	if err := writeArray(out, "workloads", slices.Values(r.Workloads), workloadJSON); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	item := encoder(&buf, "    ")
-	// array writes one of the report's arrays, an element at a time.
-	array := func(name string, elems iter.Seq[any]) error {
-		buf.WriteString(`  "` + name + `": [`)
-		n := 0
-		for elem := range elems {
-			if n > 0 {
-				buf.WriteByte(',')
-			}
-			n++
-			buf.WriteString("\n    ")
-			if err := item.Encode(elem); err != nil {
-				return err
-			}
-			buf.Truncate(buf.Len() - 1) // Encode's line break
-			if _, err := out.Write(buf.Bytes()); err != nil {
-				return err
-			}
-			buf.Reset()
-		}
-		if n > 0 {
-			buf.WriteString("\n  ")
-		}
-		buf.WriteString("],\n")
-		_, err := out.Write(buf.Bytes())
-		buf.Reset()
-		return err
-	}
-	buf.WriteString("{\n")
-	if err := array("findings", each(r.findings(), findingJSON)); err != nil {
-		return err
-	}
-	if err := array("workloads", each(slices.Values(r.Workloads), workloadJSON)); err != nil {
-		return err
-	}
 	if err := encoder(&buf, "").Encode(restJSON(r)); err != nil {
 		return err
 	}
@@ -227,13 +197,88 @@ func writeJSONTo(out *bufio.Writer, r *Report) error {
 	return err
 }
 
-// each yields f of every element of seq.
-func each[T, U any](seq iter.Seq[T], f func(T) U) iter.Seq[any] {
-	return func(yield func(any) bool) {
+// encoder returns a json.Encoder that writes to buf as the report is
+// written: indented by two spaces after prefix, HTML characters as they are.
+func encoder(buf *bytes.Buffer, prefix string) *json.Encoder {
+	e := json.NewEncoder(buf)
+	e.SetIndent(prefix, "  ")
+	e.SetEscapeHTML(false)
+	return e
+}
+
+// arrayBatch is how many elements of an array one goroutine encodes at a
+// time.
+const arrayBatch = 256
+
+// writeArray writes one of the report's arrays, the JSON of conv of each
+// element of seq, as the Encoder of the whole report would: seq is read on
+// a goroutine of its own, and the elements are encoded in batches on every
+// core, then written in order (a large report is mostly these arrays).
+func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func(T) J) error {
+	if _, err := io.WriteString(out, `  "`+name+`": [`); err != nil {
+		return err
+	}
+	type encoded struct {
+		data []byte
+		err  error
+	}
+	pending := make(chan chan encoded, 2*runtime.GOMAXPROCS(0))
+	var stop atomic.Bool
+	go func() {
+		defer close(pending)
+		batch, first := make([]T, 0, arrayBatch), true
+		flush := func() {
+			ch := make(chan encoded, 1)
+			pending <- ch
+			go func(batch []T, first bool) {
+				var buf bytes.Buffer
+				item := encoder(&buf, "    ")
+				for i, v := range batch {
+					if !first || i > 0 {
+						buf.WriteByte(',')
+					}
+					buf.WriteString("\n    ")
+					if err := item.Encode(conv(v)); err != nil {
+						ch <- encoded{err: err}
+						return
+					}
+					buf.Truncate(buf.Len() - 1) // Encode's line break
+				}
+				ch <- encoded{data: buf.Bytes()}
+			}(batch, first)
+			batch, first = make([]T, 0, arrayBatch), false
+		}
 		for v := range seq {
-			if !yield(f(v)) {
+			if stop.Load() {
 				return
 			}
+			if batch = append(batch, v); len(batch) == arrayBatch {
+				flush()
+			}
+		}
+		if len(batch) > 0 {
+			flush()
+		}
+	}()
+	var err error
+	wrote := false
+	for ch := range pending { // every batch, even after an error, so that no goroutine is left
+		e := <-ch
+		if err == nil {
+			if err = e.err; err == nil {
+				_, err = out.Write(e.data)
+				wrote = true
+			}
+			stop.Store(err != nil)
 		}
 	}
+	if err != nil {
+		return err
+	}
+	end := "],\n"
+	if wrote {
+		end = "\n  ],\n"
+	}
+	_, err = io.WriteString(out, end)
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -651,7 +652,18 @@ func TestJSONDocExample(t *testing.T) {
 // TestJSONStream: the JSON writer, which writes a finding and a workload at
 // a time, writes the bytes json.Encoder writes of the whole report.
 func TestJSONStream(t *testing.T) {
-	for name, r := range map[string]*Report{"sample": sample(), "empty": empty()} {
+	// Larger than a batch of writeArray, so that batches are encoded at
+	// once and must come out in order.
+	large := sample()
+	for i := range 3*arrayBatch + 7 {
+		f := large.Findings[i%len(large.Findings)]
+		f.Source.Line, f.Message = i, fmt.Sprint(f.Message, " ", i)
+		large.Findings = append(large.Findings, f)
+		w := *large.Workloads[i%len(large.Workloads)]
+		w.Source.Line = i
+		large.Workloads = append(large.Workloads, &w)
+	}
+	for name, r := range map[string]*Report{"sample": sample(), "empty": empty(), "large": large} {
 		if diff := cmp.Diff(encodeWhole(t, r), string(write(t, "json", r, Options{}))); diff != "" {
 			t.Errorf("%s (-json.Encoder +writeJSON):\n%s", name, diff)
 		}
