@@ -130,10 +130,7 @@ func (s *Findings) Close() error {
 // findings still held are written too, and every call reads the file.
 func (s *Findings) All() iter.Seq[rules.Finding] {
 	if s.runs == nil {
-		if !s.sorted {
-			slices.SortStableFunc(s.held, rules.CompareFindings)
-			s.sorted = true
-		}
+		s.sortHeld()
 		return slices.Values(s.held)
 	}
 	if len(s.held) > 0 && !s.full {
@@ -151,6 +148,14 @@ func (s *Findings) trySpill() {
 	}
 }
 
+// sortHeld sorts the findings held, unless they are in order already.
+func (s *Findings) sortHeld() {
+	if !s.sorted {
+		slices.SortStableFunc(s.held, rules.CompareFindings)
+		s.sorted = true
+	}
+}
+
 // spill writes the findings held as a sorted run at the end of the file.
 func (s *Findings) spill() error {
 	if s.file == nil {
@@ -163,7 +168,7 @@ func (s *Findings) spill() error {
 		// keeps the name of an open file: Close removes it there).
 		s.removed = runtime.GOOS != "windows" && os.Remove(f.Name()) == nil
 	}
-	slices.SortStableFunc(s.held, rules.CompareFindings)
+	s.sortHeld()
 	offset, err := s.file.Seek(0, io.SeekEnd)
 	if err != nil {
 		return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
@@ -198,10 +203,7 @@ func (s *Findings) merge(yield func(rules.Finding) bool) {
 		sources = append(sources, &decoder{r: bufio.NewReaderSize(io.NewSectionReader(s.file, r.offset, r.size), 64<<10), rules: s.rules, run: i})
 	}
 	if len(s.held) > 0 { // a run that could not be written
-		if !s.sorted {
-			slices.SortStableFunc(s.held, rules.CompareFindings)
-			s.sorted = true
-		}
+		s.sortHeld()
 		sources = append(sources, &decoder{held: s.held, run: len(s.runs)})
 	}
 	for _, d := range sources {
