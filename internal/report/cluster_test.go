@@ -62,7 +62,7 @@ func scanned() *Report {
 		Sizing:    fargate.SizePod(&corev1.PodSpec{Containers: []corev1.Container{{Name: "web"}}}),
 	}
 	return &Report{
-		Findings: analysis.Findings, Workloads: []*rules.Workload{web}, Rules: live.Rules,
+		Findings: analysis.Findings, Workloads: rules.NewWorkloads([]*rules.Workload{web}...), Rules: live.Rules,
 		Target: "1.36", Region: "us-east-1", Version: "0.1.0-test",
 		Cluster: &Cluster{Name: "shop", Version: "1.35", Region: "us-east-1", Profiles: snap.Profiles, Analysis: analysis},
 	}

@@ -171,7 +171,7 @@ func writeHTML(w io.Writer, r *Report, _ Options) error {
 
 	row := map[objectKey]int{} // index into p.Workloads
 	var costs []bar
-	for _, wl := range r.Workloads {
+	for wl := range r.Workloads.Sorted() {
 		st := r.Cluster.state(wl.Ref)
 		key := objectKey{wl.Ref, wl.Source.File}
 		d := describe(wl, blocked[key], st)

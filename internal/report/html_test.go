@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/pkg/live"
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/upgrade"
 )
@@ -48,7 +49,12 @@ func TestHTMLSkewed(t *testing.T) {
 	if page := string(write(t, "html", r, Options{})); strings.Contains(page, `class="skewed"`) {
 		t.Errorf("without az-skew the page marks a workload skewed")
 	}
-	r.Findings = append(r.Findings, rules.Finding{Rule: live.AZSkew, Severity: rules.Warning, Object: r.Workloads[0].Ref, Message: "piled up"})
+	var web object.Ref
+	for w := range r.Workloads.All() {
+		web = w.Ref
+		break
+	}
+	r.Findings = append(r.Findings, rules.Finding{Rule: live.AZSkew, Severity: rules.Warning, Object: web, Message: "piled up"})
 	if page := string(write(t, "html", r, Options{})); !strings.Contains(page, `<tr class="skewed"><th scope="row">Deployment/shop/web</th>`) {
 		t.Errorf("with az-skew the page does not mark Deployment/shop/web skewed")
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"iter"
 	"runtime"
-	"slices"
 	"sync/atomic"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -94,13 +93,13 @@ func toJSONRef(r object.Ref) jsonRef {
 func toJSON(r *Report) jsonReport {
 	out := jsonReport{
 		Findings:  []jsonFinding{},
-		Workloads: make([]jsonWorkload, 0, len(r.Workloads)),
+		Workloads: make([]jsonWorkload, 0, r.Workloads.Len()),
 		jsonRest:  restJSON(r),
 	}
 	for f := range r.findings() {
 		out.Findings = append(out.Findings, findingJSON(f))
 	}
-	for _, w := range r.Workloads {
+	for w := range r.Workloads.Sorted() {
 		out.Workloads = append(out.Workloads, workloadJSON(w))
 	}
 	return out
@@ -186,7 +185,7 @@ func writeJSONTo(out *bufio.Writer, r *Report) error {
 	if err := writeArray(out, "findings", r.findings(), findingJSON); err != nil {
 		return err
 	}
-	if err := writeArray(out, "workloads", slices.Values(r.Workloads), workloadJSON); err != nil {
+	if err := writeArray(out, "workloads", r.Workloads.Sorted(), workloadJSON); err != nil {
 		return err
 	}
 	var buf bytes.Buffer

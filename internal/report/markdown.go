@@ -49,15 +49,17 @@ func writeMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteByte('\n')
 	}
 
-	if len(r.Workloads) > 0 {
+	if r.Workloads.Len() > 0 {
 		b.WriteString("### Workloads\n\n")
 		b.WriteString("| Object | Runs on | Profile | Size | Replicas | Price |\n")
 		b.WriteString("| --- | --- | --- | --- | ---: | ---: |\n")
-		for i, wl := range r.Workloads {
+		i := 0
+		for wl := range r.Workloads.Sorted() {
 			if i == maxMarkdownRows {
-				fmt.Fprintf(&b, "\n…and %d more.\n", len(r.Workloads)-i)
+				fmt.Fprintf(&b, "\n…and %d more.\n", r.Workloads.Len()-i)
 				break
 			}
+			i++
 			d := describe(wl, blocked[objectKey{wl.Ref, wl.Source.File}], r.Cluster.state(wl.Ref))
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
 				cell(wl.Ref.String()), cell(d.runsOn), cell(d.profile), cell(d.size), d.replicas, d.price)

@@ -23,8 +23,9 @@ type Report struct {
 	// memory holds, read again from disk each time it is ranged over
 	// (check's spool.Findings.All).
 	Spilled iter.Seq[rules.Finding]
-	// Workloads are the objects that create pods, sorted by file and line.
-	Workloads []*rules.Workload
+	// Workloads are the objects that create pods, read Sorted, by file and
+	// line.
+	Workloads *rules.Workloads
 	// Errors are problems with the input.
 	Errors []manifest.Error
 	// Rules lists every rule that ran (SARIF tool.driver.rules, docs links).
@@ -144,7 +145,7 @@ func (r *Report) summarize() (Summary, map[objectKey]bool) {
 		}
 	}
 	s.Errors = len(r.Errors)
-	for _, w := range r.Workloads {
+	for w := range r.Workloads.Sorted() {
 		if w.Runs() && !blocked[objectKey{w.Ref, w.Source.File}] {
 			s.FargateWorkloads++
 			s.MonthlyCostUSD += monthly(w)
@@ -249,7 +250,7 @@ func entries(r *Report, workloads bool) []*entry {
 		file string
 	}
 	byKey := map[key]*rules.Workload{}
-	for _, w := range r.Workloads {
+	for w := range r.Workloads.Sorted() {
 		if k := (key{w.Ref, w.Source.File}); byKey[k] == nil {
 			byKey[k] = w
 		}
@@ -275,7 +276,7 @@ func entries(r *Report, workloads bool) []*entry {
 	if !workloads {
 		return out
 	}
-	for _, w := range r.Workloads {
+	for w := range r.Workloads.Sorted() {
 		if k := (key{w.Ref, w.Source.File}); index[k] == nil {
 			index[k] = &entry{ref: w.Ref, source: w.Source, workload: w}
 			out = append(out, index[k])

@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 func noCheck(*rules.Context, *object.Object, *rules.Workload) []rules.Finding { return nil }
 
-func noClusterCheck(*rules.Context, *rules.Cluster) []rules.Finding { return nil }
+func noClusterCheck(*rules.Context, *rules.Cluster, func(rules.Finding)) {}
 
 var (
 	ruleRemovedAPI = &rules.Rule{
@@ -100,7 +100,7 @@ func sample() *Report {
 				Message: `hostNetwork is true; Fargate profile "web" matches its pods`,
 			},
 		},
-		Workloads: []*rules.Workload{
+		Workloads: rules.NewWorkloads([]*rules.Workload{
 			{
 				Ref: agent, Source: object.Source{File: "deploy/agent.yaml", Line: 1}, Namespace: "kube-system", Replicas: 1,
 				Placement: fargate.Placement{Reason: fargate.ReasonEC2Affinity},
@@ -125,7 +125,7 @@ func sample() *Report {
 				HourlyCostUSD:  0.362895,
 				MonthlyCostUSD: 264.91335,
 			},
-		},
+		}...),
 		Errors: []manifest.Error{
 			{File: "deploy/broken.yaml", Line: 7, Message: "mapping values are not allowed in this context"},
 		},
@@ -315,7 +315,7 @@ func TestJSONContract(t *testing.T) {
 				t.Fatalf("output does not match the contract: %v\n%s", err, out)
 			}
 			s := r.Summary()
-			if len(c.Findings) != len(r.Findings) || len(c.Workloads) != len(r.Workloads) || len(c.Errors) != len(r.Errors) ||
+			if len(c.Findings) != len(r.Findings) || len(c.Workloads) != r.Workloads.Len() || len(c.Errors) != len(r.Errors) ||
 				c.Summary.Blocker != s.Blocker || c.Summary.Errors != s.Errors || c.Target != r.Target {
 				t.Errorf("decoded report does not match the input: %+v", c)
 			}
@@ -655,13 +655,14 @@ func TestJSONStream(t *testing.T) {
 	// Larger than a batch of writeArray, so that batches are encoded at
 	// once and must come out in order.
 	large := sample()
+	ws := slices.Collect(large.Workloads.All())
 	for i := range 3*arrayBatch + 7 {
 		f := large.Findings[i%len(large.Findings)]
 		f.Source.Line, f.Message = i, fmt.Sprint(f.Message, " ", i)
 		large.Findings = append(large.Findings, f)
-		w := *large.Workloads[i%len(large.Workloads)]
+		w := *ws[i%len(ws)]
 		w.Source.Line = i
-		large.Workloads = append(large.Workloads, &w)
+		large.Workloads.Add(&w)
 	}
 	for name, r := range map[string]*Report{"sample": sample(), "empty": empty(), "large": large} {
 		if diff := cmp.Diff(encodeWhole(t, r), string(write(t, "json", r, Options{}))); diff != "" {
@@ -725,11 +726,11 @@ func FuzzJSONStream(f *testing.F) {
 				Rule: ruleNoPDB, Severity: rules.Warning, Object: ref, Source: object.Source{File: key, Line: line},
 				Path: value, Message: message, Details: map[string]string{key: value, "z" + key: message},
 			}},
-			Workloads: []*rules.Workload{{
+			Workloads: rules.NewWorkloads([]*rules.Workload{{
 				Ref: ref, Source: object.Source{File: key, Line: line}, Replicas: line,
 				Placement: fargate.Placement{Fargate: true, Profile: value, Reason: message},
 				Sizing:    fargate.Sizing{Fits: true, EphemeralGiB: int64(line)}, HourlyCostUSD: hourly, MonthlyCostUSD: monthly,
-			}},
+			}}...),
 		}
 		if diff := cmp.Diff(encodeWhole(t, r), string(write(t, "json", r, Options{}))); diff != "" {
 			t.Errorf("(-json.Encoder +writeJSON):\n%s", diff)

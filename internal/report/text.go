@@ -52,7 +52,7 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	if r.Cluster != nil {
 		writeClusterText(&b, r.Cluster, p)
 	}
-	if r.Plan == nil && len(r.Workloads) > 0 {
+	if r.Plan == nil && r.Workloads.Len() > 0 {
 		writeWorkloadTable(&b, r, p, blocked)
 		if len(groups) > 0 {
 			b.WriteString("\n" + p.paint(ansiBold, "Findings") + "\n")
@@ -122,7 +122,7 @@ func writeWorkloadTable(b *bytes.Buffer, r *Report, p painter, blocked map[objec
 	b.WriteString(p.paint(ansiBold, "Workloads") + "\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  WORKLOAD\tRUNS ON\tPROFILE\tSIZE\tREPLICAS\tPRICE")
-	for _, w := range r.Workloads {
+	for w := range r.Workloads.Sorted() {
 		d := describe(w, blocked[objectKey{w.Ref, w.Source.File}], r.Cluster.state(w.Ref))
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", w.Ref, d.runsOn, d.profile, d.size, d.replicas, d.price)
 	}
@@ -187,5 +187,5 @@ func summaryLine(r *Report, s Summary) string {
 	}
 	return fmt.Sprintf("%s, %s, %d info in %s with findings; %d of %s run on Fargate, %s; %s",
 		plural(s.Blocker, "blocker"), plural(s.Warning, "warning"), s.Info, plural(s.Objects, "object"),
-		s.FargateWorkloads, plural(len(r.Workloads), "workload"), cost, plural(s.Errors, "error"))
+		s.FargateWorkloads, plural(r.Workloads.Len(), "workload"), cost, plural(s.Errors, "error"))
 }

@@ -148,6 +148,16 @@ func (s *Findings) trySpill() {
 	}
 }
 
+// create creates a temporary file and, where the system lets an open file
+// be removed, removes it: unnamed, it goes with the process however it ends
+// (Windows keeps the name of an open file: Close removes it there).
+func create(dir, pattern string) (f *os.File, removed bool, err error) {
+	if f, err = os.CreateTemp(dir, pattern); err != nil {
+		return nil, false, err
+	}
+	return f, runtime.GOOS != "windows" && os.Remove(f.Name()) == nil, nil
+}
+
 // sortHeld sorts the findings held, unless they are in order already.
 func (s *Findings) sortHeld() {
 	if !s.sorted {
@@ -159,14 +169,11 @@ func (s *Findings) sortHeld() {
 // spill writes the findings held as a sorted run at the end of the file.
 func (s *Findings) spill() error {
 	if s.file == nil {
-		f, err := os.CreateTemp(s.Dir, "fargatekit-findings-*")
+		f, removed, err := create(s.Dir, "fargatekit-findings-*")
 		if err != nil {
 			return fmt.Errorf("spilling findings to disk: %w", err)
 		}
-		s.file = f
-		// Unnamed, the file goes with the process however it ends (Windows
-		// keeps the name of an open file: Close removes it there).
-		s.removed = runtime.GOOS != "windows" && os.Remove(f.Name()) == nil
+		s.file, s.removed = f, removed
 	}
 	s.sortHeld()
 	offset, err := s.file.Seek(0, io.SeekEnd)

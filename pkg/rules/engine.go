@@ -2,6 +2,7 @@ package rules
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -30,13 +31,16 @@ var retained = map[string]bool{
 
 // Cluster is everything the cluster rules see once all input was read.
 type Cluster struct {
-	Workloads []*Workload
+	// Workloads are the summaries of the pod-creating objects, in input order.
+	Workloads *Workloads
 	// Objects holds the retained objects by kind.
 	Objects map[string][]*object.Object
 
-	// byLabel indexes Workloads by namespace and label (key=value), and by
-	// namespace alone under the key "": built on the first Selected.
-	byLabel map[[2]string][]*Workload
+	// byLabel indexes Workloads (by their number) by namespace and label
+	// (key=value), and by namespace alone: built on the first Selected. Its
+	// keys are hashes: Selected checks what it finds.
+	byLabel map[uint64][]uint32
+	seed    maphash.Seed
 }
 
 // Selected returns the workloads in namespace ns whose pod labels sel
@@ -46,31 +50,45 @@ type Cluster struct {
 // linear in the input.
 func (c *Cluster) Selected(ns string, sel labels.Selector) []*Workload {
 	if c.byLabel == nil {
-		c.byLabel = map[[2]string][]*Workload{}
-		for _, w := range c.Workloads {
-			c.byLabel[[2]string{w.Namespace, ""}] = append(c.byLabel[[2]string{w.Namespace, ""}], w)
+		c.byLabel, c.seed = map[uint64][]uint32{}, maphash.MakeSeed()
+		i := uint32(0)
+		for w := range c.Workloads.All() {
+			c.byLabel[c.key(w.Namespace)] = append(c.byLabel[c.key(w.Namespace)], i)
 			for k, v := range w.Labels {
-				c.byLabel[[2]string{w.Namespace, k + "=" + v}] = append(c.byLabel[[2]string{w.Namespace, k + "=" + v}], w)
+				c.byLabel[c.key(w.Namespace, k, v)] = append(c.byLabel[c.key(w.Namespace, k, v)], i)
 			}
+			i++
 		}
 	}
-	candidates := c.byLabel[[2]string{ns, ""}]
+	candidates := c.byLabel[c.key(ns)]
 	if reqs, selectable := sel.Requirements(); selectable {
 		for _, r := range reqs {
 			if r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In && r.Values().Len() == 1 {
-				if list := c.byLabel[[2]string{ns, r.Key() + "=" + r.Values().UnsortedList()[0]}]; len(list) < len(candidates) {
+				if list := c.byLabel[c.key(ns, r.Key(), r.Values().UnsortedList()[0])]; len(list) < len(candidates) {
 					candidates = list
 				}
 			}
 		}
 	}
 	var out []*Workload
-	for _, w := range candidates {
-		if sel.Matches(labels.Set(w.Labels)) {
+	for _, i := range candidates {
+		if w := c.Workloads.at(int(i), false); w != nil && w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// key is the key of byLabel for a namespace and a label's key and value,
+// or for the namespace alone.
+func (c *Cluster) key(parts ...string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for _, p := range parts {
+		h.WriteString(p)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
 }
 
 // objectKey tells objects apart: objects of one name in several files (an
@@ -88,6 +106,9 @@ type Options struct {
 	// it, and Result's Findings is nil: the caller keeps and sorts them
 	// (CompareFindings), on disk when they are too many to hold.
 	Found func(Finding)
+	// Spill, when set, keeps the workload summaries out of memory
+	// (Workloads.Spill).
+	Spill Spill
 }
 
 // Engine runs rules over a stream of objects. Add each object once; Result
@@ -108,7 +129,7 @@ type Engine struct {
 
 // NewEngine returns an engine that runs rules with ctx.
 func NewEngine(ctx *Context, rules []*Rule, opts Options) *Engine {
-	e := &Engine{ctx: ctx, opts: opts, ignored: map[objectKey]map[string]bool{}, state: Cluster{Objects: map[string][]*object.Object{}}}
+	e := &Engine{ctx: ctx, opts: opts, ignored: map[objectKey]map[string]bool{}, state: Cluster{Workloads: &Workloads{Spill: opts.Spill}, Objects: map[string][]*object.Object{}}}
 	for _, r := range rules {
 		if r.CheckCluster != nil {
 			e.cluster = append(e.cluster, r)
@@ -168,7 +189,7 @@ func (e *Engine) Add(obj *object.Object) {
 		ev = e.evaluate(obj)
 	}
 	if ev.workload != nil {
-		e.state.Workloads = append(e.state.Workloads, ev.workload)
+		e.state.Workloads.Add(ev.workload)
 	}
 	for i, r := range e.object {
 		e.add(r, ev.findings[i])
@@ -270,40 +291,43 @@ func RunsToCompletion(obj *object.Object) bool {
 
 func (e *Engine) add(r *Rule, fs []Finding) {
 	for _, f := range fs {
-		f.Rule = r
-		if f.Severity == 0 {
-			f.Severity = r.Severity
-		}
-		if set := e.ignored[objectKey{f.Object, f.Source.File}]; set[f.Rule.ID] || set[f.Rule.Name] || set["all"] {
-			continue
-		}
-		if s, ok := e.opts.Severity[f.Rule.ID]; ok {
-			f.Severity = s
-		}
-		if e.opts.Found != nil {
-			e.opts.Found(f)
-			continue
-		}
-		e.findings = append(e.findings, f)
+		e.addOne(r, f)
 	}
+}
+
+func (e *Engine) addOne(r *Rule, f Finding) {
+	f.Rule = r
+	if f.Severity == 0 {
+		f.Severity = r.Severity
+	}
+	if set := e.ignored[objectKey{f.Object, f.Source.File}]; set[f.Rule.ID] || set[f.Rule.Name] || set["all"] {
+		return
+	}
+	if s, ok := e.opts.Severity[f.Rule.ID]; ok {
+		f.Severity = s
+	}
+	if e.opts.Found != nil {
+		e.opts.Found(f)
+		return
+	}
+	e.findings = append(e.findings, f)
 }
 
 // Result is everything a run found.
 type Result struct {
-	Findings  []Finding
-	Workloads []*Workload
+	Findings []Finding
+	// Workloads are the summaries of the pod-creating objects; reports
+	// read them Sorted, by file and line.
+	Workloads *Workloads
 }
 
 // Result runs the cluster rules and returns the findings sorted by
-// CompareFindings, and the workloads sorted by file and line.
+// CompareFindings, and the workloads.
 func (e *Engine) Result() *Result {
 	for _, r := range e.cluster {
-		e.add(r, r.CheckCluster(e.ctx, &e.state))
+		r.CheckCluster(e.ctx, &e.state, func(f Finding) { e.addOne(r, f) })
 	}
 	slices.SortStableFunc(e.findings, CompareFindings)
-	slices.SortStableFunc(e.state.Workloads, func(a, b *Workload) int {
-		return cmp.Or(cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Line, b.Source.Line))
-	})
 	return &Result{Findings: e.findings, Workloads: e.state.Workloads}
 }
 

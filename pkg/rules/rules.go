@@ -109,8 +109,10 @@ type Rule struct {
 	// create no pods. A rule with a Refusal may also have a Check: what it
 	// reports when the settings say Fargate accepts the pod after all.
 	Check func(ctx *Context, obj *object.Object, w *Workload) []Finding
-	// CheckCluster runs once after every object was read, for rules that relate objects.
-	CheckCluster func(ctx *Context, c *Cluster) []Finding
+	// CheckCluster runs once after every object was read, for rules that
+	// relate objects. It reports each finding as it finds it, so that the
+	// findings of a rule about every workload are never all held at once.
+	CheckCluster func(ctx *Context, c *Cluster, report func(Finding))
 }
 
 // Finding is one problem a rule found in one object.

@@ -2,10 +2,10 @@ package rules
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -31,13 +31,13 @@ func TestRegistry(t *testing.T) {
 		"bad name":       {[]*Rule{valid("FG001", "Host_Network")}, "kebab-case"},
 		"two checks": {[]*Rule{func() *Rule {
 			r := valid("FG001", "a")
-			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
+			r.CheckCluster = func(*Context, *Cluster, func(Finding)) {}
 			return r
 		}()}, "sets exactly one of Refusal, Check and CheckCluster"},
 		"refusal and cluster check": {[]*Rule{func() *Rule {
 			r := valid("FG001", "a")
 			r.Check, r.Refusal = nil, fargate.RefusePrivileged
-			r.CheckCluster = func(*Context, *Cluster) []Finding { return nil }
+			r.CheckCluster = func(*Context, *Cluster, func(Finding)) {}
 			return r
 		}()}, "sets exactly one of Refusal, Check and CheckCluster"},
 		"unknown refusal": {[]*Rule{func() *Rule {
@@ -71,12 +71,13 @@ func TestSeverity(t *testing.T) {
 // TestSelected: the index gives what matching every workload gives, in the
 // workloads' order, for every kind of selector.
 func TestSelected(t *testing.T) {
-	var c Cluster
-	for i, l := range []map[string]string{{"app": "web", "tier": "front"}, {"app": "web"}, {"app": "api"}, nil, {"app": "web", "tier": "back"}} {
+	var ws []*Workload
+	for i, l := range []map[string]string{{"app": "web", "tier": "front"}, {"app": "web"}, {"app": "api"}, nil, {"app": "web", "tier": "back"}, {"": ""}} {
 		for _, ns := range []string{"a", "b"} {
-			c.Workloads = append(c.Workloads, &Workload{Ref: object.Ref{Kind: "Deployment", Name: fmt.Sprint(i)}, Namespace: ns, Labels: l})
+			ws = append(ws, &Workload{Ref: object.Ref{Kind: "Deployment", Name: fmt.Sprint(i)}, Namespace: ns, Labels: l})
 		}
 	}
+	c := Cluster{Workloads: NewWorkloads(ws...)}
 	for _, s := range []string{"app=web", "app==web,tier=back", "app in (web)", "app in (web,api)", "app!=web", "tier", "!tier", "app=none", ""} {
 		sel, err := labels.Parse(s)
 		if err != nil {
@@ -84,13 +85,13 @@ func TestSelected(t *testing.T) {
 		}
 		for _, ns := range []string{"a", "b", "c"} {
 			var want []*Workload
-			for _, w := range c.Workloads {
+			for _, w := range ws {
 				if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
 					want = append(want, w)
 				}
 			}
-			if got := c.Selected(ns, sel); !slices.Equal(got, want) {
-				t.Errorf("%s in %s: %d workloads, want %d", s, ns, len(got), len(want))
+			if diff := cmp.Diff(want, c.Selected(ns, sel)); diff != "" {
+				t.Errorf("%s in %s (-want +got):\n%s", s, ns, diff)
 			}
 		}
 	}

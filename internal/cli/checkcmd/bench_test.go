@@ -40,9 +40,11 @@ func BenchmarkCheck(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				ctx := &rules.Context{Namespace: "default", TargetVersion: "1.35", Region: fargate.DefaultRegion, Price: price, Profiles: profiles}
-				res, found, errs := analyze(ctx, builtin.Rules(), rules.Options{}, &manifest.Loader{}, []string{dir}, func() {})
-				if len(errs) > 0 || len(res.Workloads) != objects {
-					b.Fatalf("%d errors, %d workloads", len(errs), len(res.Workloads))
+				disk := newDisk(builtin.Rules())
+				res, errs := analyze(ctx, builtin.Rules(), rules.Options{}, &manifest.Loader{}, []string{dir}, func() {}, disk)
+				found := disk.findings
+				if len(errs) > 0 || res.Workloads.Len() != objects {
+					b.Fatalf("%d errors, %d workloads", len(errs), res.Workloads.Len())
 				}
 				n := 0
 				for range found.All() { // sorted, as the report reads them
@@ -51,6 +53,13 @@ func BenchmarkCheck(b *testing.B) {
 				if n != found.Len() || found.Err() != nil {
 					b.Fatalf("%d of %d findings read: %v", n, found.Len(), found.Err())
 				}
+				n = 0
+				for range res.Workloads.Sorted() {
+					n++
+				}
+				if n != objects || res.Workloads.Err() != nil {
+					b.Fatalf("%d of %d workloads read: %v", n, objects, res.Workloads.Err())
+				}
 				// The retained heap with the result still alive: what the
 				// engine keeps per workload, not per file read.
 				runtime.GC()
@@ -58,7 +67,7 @@ func BenchmarkCheck(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapAlloc)
 				runtime.KeepAlive(res)
-				if err := found.Close(); err != nil {
+				if err := disk.Close(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -3,6 +3,7 @@
 package checkcmd
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -124,20 +125,22 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, SkipNonManifests: f.skipOther, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
 	f.render.Namespace, f.render.KubeVersion = f.namespace, target
 	loader.Expand = f.render.Expand
-	res, found, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object)
+	disk := newDisk(rep.Rules)
+	res, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object, disk)
 	defer func() {
-		if err := found.Close(); err != nil {
+		if err := disk.Close(); err != nil {
 			slog.Warn("a temporary file was left", "error", err)
 		}
 	}()
+	found := disk.findings
 	progress.done()
 	rep.Spilled, rep.Workloads, rep.Errors = found.All(), res.Workloads, append(rep.Errors, errs...)
 	slog.Debug("check done", "files", progress.files, "objects", progress.objects,
-		"workloads", len(res.Workloads), "findings", found.Len(), "errors", len(rep.Errors))
+		"workloads", res.Workloads.Len(), "findings", found.Len(), "errors", len(rep.Errors))
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if err := found.Err(); err != nil {
+	if err := errors.Join(found.Err(), res.Workloads.Err()); err != nil {
 		return err
 	}
 	return streams.ExitFor(len(rep.Errors) > 0, found.Worst(), out.FailOn)
@@ -146,10 +149,10 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 // analyze reads every path and runs the rules on what it finds: the whole
 // check between the flags and the report. onObject is called per object
 // read. The findings go to a spool, which writes them to disk when they are
-// more than memory should hold; the caller closes it.
-func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func()) (*rules.Result, *spool.Findings, []manifest.Error) {
-	found := spool.New(rs)
-	opts.Found = found.Add
+// more than memory should hold, and the workload summaries to disk a
+// buffer at a time (d): memory stays flat.
+func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *manifest.Loader, paths []string, onObject func(), d *disk) (*rules.Result, []manifest.Error) {
+	opts.Found, opts.Spill = d.findings.Add, &d.workloads
 	engine := rules.NewEngine(ctx, rs, opts)
 	loader.Prepare = engine.Prepare
 	var errs []manifest.Error
@@ -157,8 +160,18 @@ func analyze(ctx *rules.Context, rs []*rules.Rule, opts rules.Options, loader *m
 		onObject()
 		engine.Add(o)
 	}, func(e manifest.Error) { errs = append(errs, e) })
-	return engine.Result(), found, errs
+	return engine.Result(), errs
 }
+
+// disk is what a check keeps in temporary files; Close removes them.
+type disk struct {
+	findings  *spool.Findings
+	workloads spool.Blocks
+}
+
+func newDisk(rs []*rules.Rule) *disk { return &disk{findings: spool.New(rs)} }
+
+func (d *disk) Close() error { return errors.Join(d.findings.Close(), d.workloads.Close()) }
 
 // loadProfiles reads every profile source; a bad one becomes an input error
 // and the others still count. nil profiles means none were given; a nil

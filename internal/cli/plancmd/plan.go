@@ -218,7 +218,7 @@ func loadWorkloads(s streams.Streams, f *flagpole, set *settings.Settings, paths
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Expand: f.render.Expand, Skip: set.Ignored}
 	loader.Load(paths, engine.Add, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
 	var out []plan.Workload
-	for _, w := range engine.Result().Workloads {
+	for w := range engine.Result().Workloads.Sorted() {
 		off := w.Placement.Reason
 		if off == fargate.ReasonNoProfile {
 			off = ""

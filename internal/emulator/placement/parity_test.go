@@ -62,7 +62,7 @@ func checkSide(ctx *rules.Context, objs []*object.Object) []outcome {
 	res := engine.Result()
 	out := make([]outcome, len(objs))
 	for i, o := range objs {
-		for _, w := range res.Workloads {
+		for w := range res.Workloads.All() {
 			if w.Ref == o.Ref && w.Source == o.Source {
 				out[i] = outcome{Fargate: w.Placement.Fargate, Profile: w.Placement.Profile}
 			}

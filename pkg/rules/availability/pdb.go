@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -20,7 +21,7 @@ var MissingPDB = &rules.Rule{
 		"budgets: see `fargatekit plan`.) The rule looks for a PodDisruptionBudget in the input, in the workload's " +
 		"namespace, whose selector matches the pod template labels.",
 	Remediation: "Add a PodDisruptionBudget with `maxUnavailable: 1` (or a `minAvailable` below the replica count) selecting the pods.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		type budget struct {
 			ns  string
 			sel labels.Selector
@@ -43,21 +44,23 @@ var MissingPDB = &rules.Rule{
 			}
 			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 		}
-		covered := map[*rules.Workload]bool{}
+		type at struct { // a workload, however often it is read
+			ref object.Ref
+			src object.Source
+		}
+		covered := map[at]bool{}
 		for _, b := range budgets {
 			for _, w := range c.Selected(b.ns, b.sel) {
-				covered[w] = true
+				covered[at{w.Ref, w.Source}] = true
 			}
 		}
-		var out []rules.Finding
-		for _, w := range c.Workloads {
+		for w := range c.Workloads.All() {
 			if !w.Placement.Fargate || w.Replicas < 2 || !longRunning[w.Ref.Kind] {
 				continue
 			}
-			if !covered[w] {
-				out = append(out, rules.AtWorkload(w, "%d replicas on Fargate and no PodDisruptionBudget selects them: Fargate patching may evict them all at once", w.Replicas))
+			if !covered[at{w.Ref, w.Source}] {
+				report(rules.AtWorkload(w, "%d replicas on Fargate and no PodDisruptionBudget selects them: Fargate patching may evict them all at once", w.Replicas))
 			}
 		}
-		return out
 	},
 }

@@ -193,7 +193,7 @@ func TestPrepare(t *testing.T) {
 				engine.Add(o)
 			}
 			res := engine.Result()
-			out := []string{fmt.Sprintf("%d workloads", len(res.Workloads))}
+			out := []string{fmt.Sprintf("%d workloads", res.Workloads.Len())}
 			for _, f := range res.Findings {
 				out = append(out, fmt.Sprintf("%s %s:%d %s %s", f.Rule.ID, f.Source.File, f.Source.Line, f.Severity, f.Message))
 			}

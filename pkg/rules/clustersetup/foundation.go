@@ -28,12 +28,11 @@ var VPCDNS = &rules.Rule{
 	Remediation: "Terraform: `enable_dns_hostnames = true` and `enable_dns_support = true` on the aws_vpc (or the vpc " +
 		"module's inputs of the same names). CloudFormation: `EnableDnsHostnames: true` and `EnableDnsSupport: true` on the " +
 		"AWS::EC2::VPC. Live: `aws ec2 modify-vpc-attribute --vpc-id VPC --enable-dns-hostnames`.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
 		f := ctx.Foundation
 		if f == nil {
-			return nil
+			return
 		}
-		var out []rules.Finding
 		for _, id := range clusterVPCs(f) {
 			v, ok := f.VPCByID(id)
 			if !ok {
@@ -47,11 +46,10 @@ var VPCDNS = &rules.Rule{
 				off = append(off, "DNS hostnames")
 			}
 			if len(off) > 0 {
-				out = append(out, at(v.Origin, "VPC %s has %s disabled: every Fargate node would be named fargate-null and only one Fargate pod runs",
+				report(at(v.Origin, "VPC %s has %s disabled: every Fargate node would be named fargate-null and only one Fargate pod runs",
 					v.ID, strings.Join(off, " and ")))
 			}
 		}
-		return out
 	},
 }
 
@@ -64,8 +62,8 @@ var PublicSubnet = &rules.Rule{
 	Remediation: "Give the profile private subnets: in Terraform `subnet_ids = module.vpc.private_subnets` (not " +
 		"public_subnets); in CloudFormation the private AWS::EC2::Subnet resources; in eksctl subnets under " +
 		"`vpc.subnets.private`.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return eachProfileSubnet(ctx.Foundation, func(f *foundation.Foundation, s *foundation.Subnet, rt *foundation.RouteTable, e foundation.Egress, profiles string) *rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		eachProfileSubnet(ctx.Foundation, report, func(f *foundation.Foundation, s *foundation.Subnet, rt *foundation.RouteTable, e foundation.Egress, profiles string) *rules.Finding {
 			if e.Public == nil {
 				return nil
 			}
@@ -87,8 +85,8 @@ var NoEgress = &rules.Rule{
 	Remediation: "Add a NAT gateway and a default route to it in the subnet's route table (terraform-aws-modules/vpc: " +
 		"`enable_nat_gateway = true`; eksctl: `vpc.nat.gateway: Single` or `HighlyAvailable`), or create the ecr.api, " +
 		"ecr.dkr and s3 endpoints.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return eachProfileSubnet(ctx.Foundation, func(f *foundation.Foundation, s *foundation.Subnet, rt *foundation.RouteTable, e foundation.Egress, profiles string) *rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		eachProfileSubnet(ctx.Foundation, report, func(f *foundation.Foundation, s *foundation.Subnet, rt *foundation.RouteTable, e foundation.Egress, profiles string) *rules.Finding {
 			if e.Public != nil || e.PullsImages() {
 				return nil
 			}
@@ -108,8 +106,8 @@ var RoleTrust = &rules.Rule{
 	Remediation: "Use the trust policy of the EKS User Guide (pod-execution-role): Principal `{\"Service\": " +
 		"\"eks-fargate-pods.amazonaws.com\"}`, Action `sts:AssumeRole`, with an `ArnLike` `aws:SourceArn` condition " +
 		"`arn:aws:eks:REGION:ACCOUNT:fargateprofile/CLUSTER/*`.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return eachRole(ctx.Foundation, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		eachRole(ctx.Foundation, report, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
 			if r.Trust == "" {
 				return nil
 			}
@@ -138,8 +136,8 @@ var RoleSourceARN = &rules.Rule{
 	Unconfirmed: "What EKS answers then (CreateFargateProfile refused, or pods that never start) is not documented.",
 	Remediation: "Change the condition to this cluster's profiles (`arn:aws:eks:REGION:ACCOUNT:fargateprofile/CLUSTER/*`), " +
 		"or give each cluster a pod execution role of its own.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return eachRole(ctx.Foundation, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		eachRole(ctx.Foundation, report, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
 			t, err := foundation.ParseTrust(r.Trust)
 			if r.Trust == "" || err != nil || !t.Fargate {
 				return nil
@@ -166,8 +164,8 @@ var RolePolicy = &rules.Rule{
 		"(fargatekit does not read their documents).",
 	Remediation: "Attach `arn:aws:iam::aws:policy/AmazonEKSFargatePodExecutionRolePolicy` (Terraform: an " +
 		"aws_iam_role_policy_attachment; CloudFormation: `ManagedPolicyArns`; live: `aws iam attach-role-policy`).",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return eachRole(ctx.Foundation, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		eachRole(ctx.Foundation, report, func(f *foundation.Foundation, r *foundation.Role, profiles []string) []rules.Finding {
 			if !r.PoliciesKnown || r.HasPodExecutionPolicy() {
 				return nil
 			}
@@ -198,18 +196,18 @@ var KubeSystemCapacity = &rules.Rule{
 		"the input describes the whole cluster (an aws_eks_cluster, an AWS::EKS::Cluster, an eksctl ClusterConfig).",
 	Remediation: "Add a Fargate profile with the selector `namespace: kube-system` (terraform-aws-modules/eks: " +
 		"`fargate_profiles = { kube_system = { selectors = [{ namespace = \"kube-system\" }] } }`), or a node group.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
 		f := ctx.Foundation
 		if f == nil || !f.CapacityKnown || f.HasCapacity() {
-			return nil
+			return
 		}
 		for _, p := range f.Profiles {
 			if p.Matches("kube-system", CoreDNSLabels) {
-				return nil
+				return
 			}
 		}
-		return []rules.Finding{at(f.Cluster.Origin, "cluster %s has no node group and no Fargate profile selects CoreDNS (namespace kube-system, k8s-app=kube-dns): DNS stays Pending",
-			clusterName(f))}
+		report(at(f.Cluster.Origin, "cluster %s has no node group and no Fargate profile selects CoreDNS (namespace kube-system, k8s-app=kube-dns): DNS stays Pending",
+			clusterName(f)))
 	},
 }
 
@@ -222,13 +220,12 @@ var NoCapacity = &rules.Rule{
 		"whose infrastructure code declares no node group, no self-managed nodes, no Karpenter and no EKS Auto Mode has " +
 		"none: the pods stay Pending. Judged only when the input describes the whole cluster.",
 	Remediation: "Add a Fargate profile whose selector matches the workload's namespace and pod labels, or a node group.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		f := ctx.Foundation
 		if f == nil || !f.CapacityKnown || f.HasCapacity() {
-			return nil
+			return
 		}
-		var out []rules.Finding
-		for _, w := range c.Workloads {
+		for w := range c.Workloads.All() {
 			if w.Placement.Fargate || w.Ref.Kind == "DaemonSet" {
 				continue
 			}
@@ -236,9 +233,8 @@ var NoCapacity = &rules.Rule{
 			if w.Placement.Reason == fargate.ReasonNoProfile {
 				why = "no Fargate profile matches namespace " + w.Namespace + " and labels " + labelsText(w.Labels)
 			}
-			out = append(out, rules.AtWorkload(w, "%s, and cluster %s has no node group: the pods stay Pending", why, clusterName(f)))
+			report(rules.AtWorkload(w, "%s, and cluster %s has no node group: the pods stay Pending", why, clusterName(f)))
 		}
-		return out
 	},
 }
 
@@ -338,9 +334,9 @@ func clusterVPCs(f *foundation.Foundation) []string {
 
 // eachProfileSubnet calls judge once per subnet of the profiles whose route
 // table is known, with the names of the profiles that use it.
-func eachProfileSubnet(f *foundation.Foundation, judge func(*foundation.Foundation, *foundation.Subnet, *foundation.RouteTable, foundation.Egress, string) *rules.Finding) []rules.Finding {
+func eachProfileSubnet(f *foundation.Foundation, report func(rules.Finding), judge func(*foundation.Foundation, *foundation.Subnet, *foundation.RouteTable, foundation.Egress, string) *rules.Finding) {
 	if f == nil {
-		return nil
+		return
 	}
 	users := map[string][]string{}
 	var order []string
@@ -354,7 +350,6 @@ func eachProfileSubnet(f *foundation.Foundation, judge func(*foundation.Foundati
 			}
 		}
 	}
-	var out []rules.Finding
 	for _, id := range order {
 		s, ok := f.SubnetByID(id)
 		if !ok {
@@ -365,17 +360,16 @@ func eachProfileSubnet(f *foundation.Foundation, judge func(*foundation.Foundati
 			continue
 		}
 		if fd := judge(f, s, rt, f.EgressOf(s, rt), strings.Join(users[id], ", ")); fd != nil {
-			out = append(out, *fd)
+			report(*fd)
 		}
 	}
-	return out
 }
 
 // eachRole calls judge once per pod execution role the profiles name and the
 // input describes, with the names of those profiles.
-func eachRole(f *foundation.Foundation, judge func(*foundation.Foundation, *foundation.Role, []string) []rules.Finding) []rules.Finding {
+func eachRole(f *foundation.Foundation, report func(rules.Finding), judge func(*foundation.Foundation, *foundation.Role, []string) []rules.Finding) {
 	if f == nil {
-		return nil
+		return
 	}
 	users := map[*foundation.Role][]string{}
 	var order []*foundation.Role
@@ -389,9 +383,9 @@ func eachRole(f *foundation.Foundation, judge func(*foundation.Foundation, *foun
 		}
 		users[r] = append(users[r], p.Name)
 	}
-	var out []rules.Finding
 	for _, r := range order {
-		out = append(out, judge(f, r, users[r])...)
+		for _, fd := range judge(f, r, users[r]) {
+			report(fd)
+		}
 	}
-	return out
 }

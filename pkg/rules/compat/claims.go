@@ -20,14 +20,16 @@ var ClaimProvisioning = &rules.Rule{
 		"(no class means the cluster default, EBS gp2 on EKS). Claims that are not in the input are not judged.",
 	Remediation: "Back the claim with a pre-created EFS PersistentVolume (driver efs.csi.aws.com) of the claim's storage class, " +
 		"or keep the workload on EC2 nodes.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		claims := map[[2]string]*object.Object{}
 		for _, o := range c.Objects["PersistentVolumeClaim"] {
 			claims[[2]string{ctx.NamespaceOf(o.Ref), o.Ref.Name}] = o
 		}
-		var out []rules.Finding
+		if len(claims) == 0 {
+			return
+		}
 		reported := map[*object.Object]bool{}
-		for _, w := range c.Workloads {
+		for w := range c.Workloads.All() {
 			if !w.Placement.Fargate {
 				continue
 			}
@@ -42,11 +44,10 @@ var ClaimProvisioning = &rules.Rule{
 				}
 				if path, why := bindProblem(pvc.Spec.VolumeName, pvc.Spec.StorageClassName, c.Objects["PersistentVolume"]); why != "" {
 					reported[o] = true
-					out = append(out, rules.At(o, path, "claim %q is mounted by Fargate workload %s but %s", pvc.Name, w.Ref, why))
+					report(rules.At(o, path, "claim %q is mounted by Fargate workload %s but %s", pvc.Name, w.Ref, why))
 				}
 			}
 		}
-		return out
 	},
 }
 

@@ -44,19 +44,17 @@ var LoadBalancerInstanceTarget = &rules.Rule{
 	Remediation: "Install the AWS Load Balancer Controller and annotate the Service with " +
 		"`service.beta.kubernetes.io/aws-load-balancer-type: external` and " +
 		"`service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip`.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
-		var out []rules.Finding
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		for _, o := range c.Objects["Service"] {
 			svc, ok := o.Typed.(*corev1.Service)
 			if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer || !awsLoadBalancer(svc) || serviceIPTargets(svc) {
 				continue
 			}
 			if names := fargateBackends(ctx, c, o, svc); len(names) > 0 {
-				out = append(out, throughNodes(ctx, svc, rules.Warning, rules.At(o, "spec.type",
+				report(throughNodes(ctx, svc, rules.Warning, rules.At(o, "spec.type",
 					"the load balancer uses instance targets, which cannot reach the Fargate pods of %s", strings.Join(names, ", "))))
 			}
 		}
-		return out
 	},
 }
 
@@ -71,20 +69,18 @@ var NodePortService = &rules.Rule{
 		"reported: its node port is not the path. The rule fires when the Service selects a Fargate workload of the input.",
 	Remediation: "Make it a ClusterIP Service, and reach it from outside through a load balancer with IP targets " +
 		"(`alb.ingress.kubernetes.io/target-type: ip`, or `aws-load-balancer-nlb-target-type: ip`).",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		ipBackends := ipIngressBackends(ctx, c)
-		var out []rules.Finding
 		for _, o := range c.Objects["Service"] {
 			svc, ok := o.Typed.(*corev1.Service)
 			if !ok || svc.Spec.Type != corev1.ServiceTypeNodePort || ipBackends[[2]string{ctx.NamespaceOf(o.Ref), o.Ref.Name}] {
 				continue
 			}
 			if names := fargateBackends(ctx, c, o, svc); len(names) > 0 {
-				out = append(out, throughNodes(ctx, svc, rules.Info, rules.At(o, "spec.type",
+				report(throughNodes(ctx, svc, rules.Info, rules.At(o, "spec.type",
 					"the node port cannot reach the Fargate pods of %s", strings.Join(names, ", "))))
 			}
 		}
-		return out
 	},
 }
 
@@ -187,12 +183,11 @@ var IngressInstanceTarget = &rules.Rule{
 		"`eks.amazonaws.com/alb`), or when it has the legacy annotation `kubernetes.io/ingress.class: alb`. " +
 		"The rule fires for each backend Service of the input that selects a Fargate workload. " + nodePortDoc,
 	Remediation: "Add `alb.ingress.kubernetes.io/target-type: ip` to the Ingress (or to the backend Services).",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		services := map[[2]string]*object.Object{}
 		for _, o := range c.Objects["Service"] {
 			services[[2]string{ctx.NamespaceOf(o.Ref), o.Ref.Name}] = o
 		}
-		var out []rules.Finding
 		for _, o := range c.Objects["Ingress"] {
 			ing, ok := o.Typed.(*networkingv1.Ingress)
 			if !ok || !isALB(ing, c.Objects["IngressClass"]) {
@@ -213,13 +208,12 @@ var IngressInstanceTarget = &rules.Rule{
 					continue
 				}
 				if names := fargateBackends(ctx, c, so, svc); len(names) > 0 {
-					out = append(out, throughNodes(ctx, svc, rules.Warning, rules.At(o, "metadata.annotations",
+					report(throughNodes(ctx, svc, rules.Warning, rules.At(o, "metadata.annotations",
 						"backend Service %q is registered as %s targets, which cannot reach the Fargate pods of %s",
 						name, target, strings.Join(names, ", "))))
 				}
 			}
 		}
-		return out
 	},
 }
 

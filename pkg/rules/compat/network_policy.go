@@ -18,8 +18,7 @@ var NetworkPolicyNotEnforced = &rules.Rule{
 		"for them: traffic the policy should block still reaches them.",
 	Remediation: "Isolate Fargate pods with security groups for pods (SecurityGroupPolicy) or at the load balancer, " +
 		"and keep the NetworkPolicy for the EC2 part of the cluster.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
-		var out []rules.Finding
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		for _, o := range c.Objects["NetworkPolicy"] {
 			np, ok := o.Typed.(*networkingv1.NetworkPolicy)
 			if !ok {
@@ -36,10 +35,9 @@ var NetworkPolicyNotEnforced = &rules.Rule{
 				}
 			}
 			if len(names) > 0 {
-				out = append(out, rules.At(o, "spec.podSelector",
+				report(rules.At(o, "spec.podSelector",
 					"the policy selects Fargate pods, where it is not enforced: %s", strings.Join(names, ", ")))
 			}
 		}
-		return out
 	},
 }

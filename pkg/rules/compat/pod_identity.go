@@ -17,7 +17,7 @@ var PodIdentity = &rules.Rule{
 		"`iam.podIdentityAssociations` of an eksctl ClusterConfig given with --profiles.",
 	Remediation: "Use IRSA: annotate the service account with `eks.amazonaws.com/role-arn` and trust the cluster's OIDC provider " +
 		"in the role, or run the workload on EC2 nodes.",
-	CheckCluster: func(ctx *rules.Context, c *rules.Cluster) []rules.Finding {
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
 		assoc := map[[2]string]string{}
 		for _, a := range ctx.PodIdentity {
 			assoc[[2]string{a.Namespace, a.ServiceAccount}] = a.Source.File
@@ -27,16 +27,17 @@ var PodIdentity = &rules.Rule{
 				assoc[[2]string{a.Spec.Namespace, a.Spec.ServiceAccount}] = fmt.Sprintf("%s:%d", o.Source.File, o.Source.Line)
 			}
 		}
-		var out []rules.Finding
-		for _, w := range c.Workloads {
+		if len(assoc) == 0 {
+			return
+		}
+		for w := range c.Workloads.All() {
 			if !w.Placement.Fargate {
 				continue
 			}
 			if where, ok := assoc[[2]string{w.Namespace, w.ServiceAccount}]; ok {
-				out = append(out, rules.AtWorkload(w,
+				report(rules.AtWorkload(w,
 					"service account %s/%s has an EKS Pod Identity association (%s), which Fargate pods cannot use", w.Namespace, w.ServiceAccount, where))
 			}
 		}
-		return out
 	},
 }

@@ -68,8 +68,10 @@ var ProfileQuota = &rules.Rule{
 	Unconfirmed: "The quotas' current default values are not confirmed; set yours in .fargatekit.yaml.",
 	Remediation: "Merge selectors (namespaces and label values take the wildcards * and ?), split the profile in two, merge " +
 		"profiles, or ask AWS to raise the quota and set the new limit in .fargatekit.yaml.",
-	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster) []rules.Finding {
-		return QuotaFindings(ctx.Profiles, ctx.Settings.Limits, "")
+	CheckCluster: func(ctx *rules.Context, _ *rules.Cluster, report func(rules.Finding)) {
+		for _, f := range QuotaFindings(ctx.Profiles, ctx.Settings.Limits, "") {
+			report(f)
+		}
 	},
 }
 

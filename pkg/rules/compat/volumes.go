@@ -40,9 +40,8 @@ var DynamicProvisioning = &rules.Rule{
 		"(static binding to volumes outside the input) or when EFS PersistentVolumes of its class are in the input.",
 	Remediation: "Create EFS PersistentVolumes (driver efs.csi.aws.com) ahead of time with the claim template's storage class, " +
 		"use emptyDir for scratch data, or keep the workload on EC2 nodes.",
-	CheckCluster: func(_ *rules.Context, c *rules.Cluster) []rules.Finding {
-		var out []rules.Finding
-		for _, w := range c.Workloads {
+	CheckCluster: func(_ *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
+		for w := range c.Workloads.All() {
 			if !w.Placement.Fargate {
 				continue
 			}
@@ -56,9 +55,8 @@ var DynamicProvisioning = &rules.Rule{
 					f = rules.AtWorkload(w, "volumeClaimTemplate %q %s%s", v.Name, why, rules.Where(w))
 				}
 				f.Source.Line = v.Line
-				out = append(out, f)
+				report(f)
 			}
 		}
-		return out
 	},
 }
