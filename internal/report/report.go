@@ -249,38 +249,36 @@ func entries(r *Report, workloads bool) []*entry {
 		ref  object.Ref
 		file string
 	}
-	byKey := map[key]*rules.Workload{}
-	for w := range r.Workloads.Sorted() {
-		if k := (key{w.Ref, w.Source.File}); byKey[k] == nil {
-			byKey[k] = w
-		}
-	}
 	var out []*entry
 	index := map[key]*entry{}
 	for f := range r.findings() {
 		k := key{f.Object, f.Source.File}
 		e := index[k]
 		if e == nil {
-			e = &entry{ref: f.Object, source: object.Source{File: f.Source.File}, workload: byKey[k]}
-			if e.workload != nil {
-				e.source = e.workload.Source
-			}
+			e = &entry{ref: f.Object, source: object.Source{File: f.Source.File}}
 			index[k] = e
 			out = append(out, e)
 		}
-		if e.workload == nil && f.Path == "" && e.source.Line == 0 {
-			e.source.Line = f.Source.Line // a finding about the object as a whole stands on its first line
+		if f.Path == "" && e.source.Line == 0 {
+			e.source.Line = f.Source.Line // a finding about the object as a whole stands on its first line (a workload's own line wins, below)
 		}
 		e.findings = append(e.findings, f)
 	}
-	if !workloads {
-		return out
-	}
+	// One read of the workloads, which are decoded as they are read, so that
+	// only those kept here are in memory: an object with findings takes the
+	// first workload of its key; with workloads set, the others are added.
 	for w := range r.Workloads.Sorted() {
-		if k := (key{w.Ref, w.Source.File}); index[k] == nil {
+		k := key{w.Ref, w.Source.File}
+		switch e := index[k]; {
+		case e == nil && workloads:
 			index[k] = &entry{ref: w.Ref, source: w.Source, workload: w}
 			out = append(out, index[k])
+		case e != nil && e.workload == nil:
+			e.workload, e.source = w, w.Source
 		}
+	}
+	if !workloads {
+		return out
 	}
 	slices.SortStableFunc(out, func(a, b *entry) int {
 		return cmp.Or(cmp.Compare(a.source.File, b.source.File), cmp.Compare(a.source.Line, b.source.Line))

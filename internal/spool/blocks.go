@@ -24,7 +24,8 @@ type Blocks struct {
 type block struct{ offset, size int64 }
 
 // Write appends b to the file and returns its number. When it cannot, it
-// says so once, and the caller keeps its blocks in memory.
+// logs a warning and returns the error: rules.Workloads then keeps its
+// buffers in memory and stops writing.
 func (s *Blocks) Write(b []byte) (int, error) {
 	if s.file == nil {
 		f, removed, err := create(s.Dir, "fargatekit-workloads-*")

@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"hash/maphash"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -43,40 +44,48 @@ type Cluster struct {
 	seed    maphash.Seed
 }
 
-// Selected returns the workloads in namespace ns whose pod labels sel
-// matches, in the order of Workloads. It looks only at the workloads that
+// Selected yields the workloads in namespace ns whose pod labels sel
+// matches, in the order of Workloads, each with its number (its place in
+// Workloads.All), which tells workloads apart where their summaries may be
+// equal (two overlays of one base). It looks only at the workloads that
 // carry one label sel requires (or, when sel requires none, at those of the
 // namespace), so that rules relating many selectors to many workloads stay
 // linear in the input.
-func (c *Cluster) Selected(ns string, sel labels.Selector) []*Workload {
-	if c.byLabel == nil {
-		c.byLabel, c.seed = map[uint64][]uint32{}, maphash.MakeSeed()
-		i := uint32(0)
-		for w := range c.Workloads.All() {
-			c.byLabel[c.key(w.Namespace)] = append(c.byLabel[c.key(w.Namespace)], i)
-			for k, v := range w.Labels {
-				c.byLabel[c.key(w.Namespace, k, v)] = append(c.byLabel[c.key(w.Namespace, k, v)], i)
+func (c *Cluster) Selected(ns string, sel labels.Selector) iter.Seq2[int, *Workload] {
+	return func(yield func(int, *Workload) bool) {
+		if c.byLabel == nil {
+			c.byLabel, c.seed = map[uint64][]uint32{}, maphash.MakeSeed()
+			i := uint32(0)
+			for w := range c.Workloads.All() {
+				c.byLabel[c.key(w.Namespace)] = append(c.byLabel[c.key(w.Namespace)], i)
+				for k, v := range w.Labels {
+					c.byLabel[c.key(w.Namespace, k, v)] = append(c.byLabel[c.key(w.Namespace, k, v)], i)
+				}
+				i++
 			}
-			i++
 		}
-	}
-	candidates := c.byLabel[c.key(ns)]
-	if reqs, selectable := sel.Requirements(); selectable {
-		for _, r := range reqs {
-			if r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In && r.Values().Len() == 1 {
-				if list := c.byLabel[c.key(ns, r.Key(), r.Values().UnsortedList()[0])]; len(list) < len(candidates) {
-					candidates = list
+		candidates := c.byLabel[c.key(ns)]
+		if reqs, selectable := sel.Requirements(); selectable {
+			for _, r := range reqs {
+				if r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In && r.Values().Len() == 1 {
+					if list := c.byLabel[c.key(ns, r.Key(), r.Values().UnsortedList()[0])]; len(list) < len(candidates) {
+						candidates = list
+					}
 				}
 			}
 		}
-	}
-	var out []*Workload
-	for _, i := range candidates {
-		if w := c.Workloads.at(int(i), false); w != nil && w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
-			out = append(out, w)
+		for j, i := range candidates {
+			// Read the buffer whole when the next candidate is in it too.
+			whole := j+1 < len(candidates) && c.Workloads.keys[candidates[j+1]].chunk == c.Workloads.keys[i].chunk
+			w := c.Workloads.at(int(i), whole)
+			if w == nil {
+				return // Workloads.Err says why
+			}
+			if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) && !yield(int(i), w) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // key is the key of byLabel for a namespace and a label's key and value,

@@ -69,7 +69,7 @@ func TestSeverity(t *testing.T) {
 }
 
 // TestSelected: the index gives what matching every workload gives, in the
-// workloads' order, for every kind of selector.
+// workloads' order and with their numbers, for every kind of selector.
 func TestSelected(t *testing.T) {
 	var ws []*Workload
 	for i, l := range []map[string]string{{"app": "web", "tier": "front"}, {"app": "web"}, {"app": "api"}, nil, {"app": "web", "tier": "back"}, {"": ""}} {
@@ -84,18 +84,21 @@ func TestSelected(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ns := range []string{"a", "b", "c"} {
-			var want []*Workload
-			for _, w := range ws {
+			var want, got []string
+			for i, w := range ws {
 				if w.Namespace == ns && sel.Matches(labels.Set(w.Labels)) {
-					want = append(want, w)
+					want = append(want, fmt.Sprint(i, " ", w.Ref.Name))
 				}
 			}
-			if diff := cmp.Diff(want, c.Selected(ns, sel)); diff != "" {
+			for i, w := range c.Selected(ns, sel) {
+				got = append(got, fmt.Sprint(i, " ", w.Ref.Name))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s in %s (-want +got):\n%s", s, ns, diff)
 			}
 		}
 	}
-	if got := c.Selected("a", labels.Nothing()); len(got) != 0 {
-		t.Errorf("Nothing selected %d workloads", len(got))
+	for range c.Selected("a", labels.Nothing()) {
+		t.Error("Nothing selected a workload")
 	}
 }

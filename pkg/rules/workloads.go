@@ -3,7 +3,6 @@ package rules
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
 	"iter"
 	"math"
 	"slices"
@@ -51,7 +50,8 @@ type Workloads struct {
 
 // Spill keeps buffers of workload summaries out of memory.
 type Spill interface {
-	// Write keeps b and returns its number.
+	// Write keeps a copy of b and returns its number; it must not keep b,
+	// which Add fills again.
 	Write(b []byte) (int, error)
 	// ReadAt reads len(b) bytes of buffer i, from offset off in it.
 	ReadAt(i int, b []byte, off int) error
@@ -112,7 +112,8 @@ func (s *Workloads) Len() int {
 }
 
 // Err returns the first error reading the summaries back from Spill. After
-// one, All and Sorted stop early: the caller must check Err once done.
+// one, All, Sorted and Cluster.Selected stop early, and yield nothing from
+// Spill again: the caller must check Err once done.
 func (s *Workloads) Err() error {
 	if s == nil {
 		return nil
@@ -170,7 +171,11 @@ func (s *Workloads) at(i int, whole bool) *Workload {
 	if s.blocks[k.chunk] < 0 {
 		return s.decode(s.chunks[k.chunk][k.at:])
 	}
+	if s.err != nil {
+		return nil
+	}
 	if s.readChunk != int(k.chunk) || s.read == nil {
+		s.readChunk = -1 // until read whole
 		from, to := 0, s.sizes[k.chunk]
 		if !whole {
 			from = int(k.at)
@@ -180,11 +185,10 @@ func (s *Workloads) at(i int, whole bool) *Workload {
 		}
 		s.read = slices.Grow(s.read[:0], to-from)[:to-from]
 		if err := s.Spill.ReadAt(s.blocks[k.chunk], s.read, from); err != nil {
-			s.err = fmt.Errorf("reading workload summaries back: %w", err)
+			s.err = err
 			return nil
 		}
 		if !whole {
-			s.readChunk = -1 // one summary: read again for the next
 			return s.decode(s.read)
 		}
 		s.readChunk = int(k.chunk)
@@ -204,9 +208,9 @@ func (s *Workloads) id(v string) uint32 {
 }
 
 // A summary is encoded field by field, in the order of the struct: numbers
-// as varints, booleans as one byte of flags, floats by their bits, repeated
-// strings as their number in the table (id) and the others as a length and
-// bytes (str).
+// as varints, booleans as one byte of flags, repeated strings as their
+// number in the table (id) and the others as a length and bytes (str),
+// floats as the 8 bytes of their bits.
 
 const (
 	flagFargate = 1 << iota
@@ -226,7 +230,7 @@ func (e *encoder) str(v string)  { e.uint(uint64(len(v))); e.b = append(e.b, v..
 func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *encoder) float(v float64) {
-	e.uint(math.Float64bits(v))
+	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v))
 }
 
 func flag(on bool, bit byte) byte {
@@ -329,7 +333,11 @@ func (d *decoder) byte() byte {
 	return v
 }
 
-func (d *decoder) float() float64 { return math.Float64frombits(d.uint()) }
+func (d *decoder) float() float64 {
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return math.Float64frombits(v)
+}
 
 // decode reads the summary at the start of b.
 func (s *Workloads) decode(b []byte) *Workload {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+		"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -17,24 +18,27 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
-// full returns a workload with every field set, variant i of it.
+// full returns a workload with every field set, variant i of it: over
+// variants 0 to 5, each boolean is true in some and false in others, apart
+// from the others.
 func full(i int) *Workload {
 	class := fmt.Sprint("efs-", i)
 	return &Workload{
-		Ref:            object.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: fmt.Sprint("web-", i)},
-		Source:         object.Source{File: fmt.Sprint("deploy/", i%3, ".yaml"), Line: 100 - i},
-		Namespace:      "shop",
-		Labels:         map[string]string{"app": fmt.Sprint("web-", i), "tier": "front", "empty": ""},
-		Replicas:       i + 1,
-		Placement:      fargate.Placement{Fargate: true, Profile: "apps", Matching: []string{"apps", "other"}, ByLabel: true, Reason: "a reason"},
-		Sizing:         fargate.Sizing{RequestedMilliCPU: 250, RequestedMemoryMiB: 300, Provisioned: fargate.Size{MilliCPU: 500, MemoryMiB: 1024}, EphemeralGiB: 20, Fits: true, NothingRequested: true},
+		Ref:       object.Ref{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "shop", Name: fmt.Sprint("web-", i)},
+		Source:    object.Source{File: fmt.Sprint("deploy/", i%3, ".yaml"), Line: 100 - i},
+		Namespace: "shop",
+		Labels:    map[string]string{"app": fmt.Sprint("web-", i), "tier": "front", "empty": ""},
+		Replicas:  i + 1,
+		Placement: fargate.Placement{Fargate: i%2 == 0, Profile: "apps", Matching: []string{"apps", "other"}, ByLabel: i%3 == 0, Reason: "a reason"},
+		Sizing: fargate.Sizing{RequestedMilliCPU: 250, RequestedMemoryMiB: 300, Provisioned: fargate.Size{MilliCPU: 500, MemoryMiB: 1024},
+			EphemeralGiB: 20, Fits: i%4 < 2, NothingRequested: i%5 == 1},
 		HourlyCostUSD:  0.04048 * float64(i+1),
 		MonthlyCostUSD: math.Pi,
 		Unrequested:    -0.5,
 		ServiceAccount: "web",
 		Claims:         []string{"data", fmt.Sprint("logs-", i)},
-		DynamicVolumes: []DynamicVolume{{Name: "scratch", Ephemeral: true, StorageClass: &class, Line: 7}, {Name: "data", Line: -1}},
-		Refusals:       []fargate.Refusal{{Kind: fargate.RefuseHostNetwork, Reason: "hostNetwork", Field: "hostNetwork", Detail: "hostNetwork is true"}},
+		DynamicVolumes: []DynamicVolume{{Name: "scratch", Ephemeral: i%2 == 1, StorageClass: &class, Line: 7}, {Name: "data", Ephemeral: true, Line: -1}},
+		Refusals:       []fargate.Refusal{{Kind: fargate.RefuseHostNetwork, Reason: "host network", Field: "hostNetwork", Detail: "hostNetwork is true"}},
 	}
 }
 
@@ -86,15 +90,16 @@ func count(s []string, v string) int {
 }
 
 // TestWorkloadsRoundTrip: every field of a summary comes back as it was
-// added. The workload of the test sets every field, so that a field added
-// to Workload (or to the types it holds) and not to the encoding fails it.
+// added. The workloads of the test set every field, each boolean both ways,
+// so that a field added to Workload (or to the types it holds) and not to
+// the encoding fails it, as does a flag read for another.
 func TestWorkloadsRoundTrip(t *testing.T) {
-	if zero := zeroFields(reflect.ValueOf(full(1)), "Workload"); len(zero) > 0 {
-		t.Fatalf("the test's workload leaves fields unset: %v", zero)
-	}
 	var want []*Workload
-	for i := range 5 {
+	for i := range 6 {
 		want = append(want, full(i))
+	}
+	if zero := zeroFields(reflect.ValueOf(want), "Workload"); len(zero) > 0 {
+		t.Fatalf("the test's workloads leave fields unset in every one of them: %v", zero)
 	}
 	want = append(want, &Workload{}, &Workload{Ref: object.Ref{Name: "other"}, Sizing: fargate.Sizing{RequestedMilliCPU: math.MinInt64, EphemeralGiB: math.MaxInt64}})
 	s := NewWorkloads(want...)
@@ -203,17 +208,39 @@ func TestWorkloadsSpill(t *testing.T) {
 		t.Errorf("Sorted (-memory +spilled):\n%s", diff)
 	}
 	sel := labels.SelectorFromSet(labels.Set{"app": "web-3"})
-	if diff := cmp.Diff((&Cluster{Workloads: mem}).Selected("shop", sel), (&Cluster{Workloads: s}).Selected("shop", sel)); diff != "" {
+	if diff := cmp.Diff(selected(&Cluster{Workloads: mem}, "shop", sel), selected(&Cluster{Workloads: s}, "shop", sel)); diff != "" {
 		t.Errorf("Selected (-memory +spilled):\n%s", diff)
 	}
 	if s.Err() != nil {
 		t.Errorf("Err() = %v", s.Err())
 	}
 
+	// A read error: the reading stops, the error is kept, and what reads
+	// next finds nothing rather than what the failed read left.
 	spill.failRead = true
-	s.readChunk = -1
-	if n := len(slices.Collect(s.All())); n >= len(added) || s.Err() == nil {
-		t.Errorf("a read error: %d workloads read of %d, Err() = %v", n, len(added), s.Err())
+	broken := &Workloads{Spill: spill}
+	for _, w := range added {
+		broken.Add(w)
+	}
+	spill.failRead = false
+	n := 0
+	for range broken.All() {
+		if n++; n == len(added)/3 { // buffers on disk follow
+			spill.failRead = true
+		}
+	}
+	if n >= len(added) || broken.Err() == nil {
+		t.Errorf("a read error: %d workloads read of %d, Err() = %v", n, len(added), broken.Err())
+	}
+	spill.failRead = false
+	if n := len(slices.Collect(broken.All())); n > 0 { // the first is in a buffer on disk
+		t.Errorf("after a read error, All read %d workloads", n)
+	}
+	if n := len(slices.Collect(broken.Sorted())); n >= len(added) {
+		t.Errorf("after a read error, Sorted read %d workloads", n)
+	}
+	if n, all := len(selected(&Cluster{Workloads: broken}, "shop", sel)), len(selected(&Cluster{Workloads: mem}, "shop", sel)); n >= all {
+		t.Errorf("after a read error, Selected read %d workloads of %d", n, all)
 	}
 
 	full := &Workloads{Spill: &memSpill{failWrite: true}}
@@ -223,6 +250,11 @@ func TestWorkloadsSpill(t *testing.T) {
 	if diff := cmp.Diff(slices.Collect(mem.Sorted()), slices.Collect(full.Sorted())); diff != "" || full.Err() != nil {
 		t.Errorf("with nowhere to spill (-memory +kept), Err() = %v:\n%s", full.Err(), diff)
 	}
+}
+
+// selected collects what Selected yields, numbers and workloads.
+func selected(c *Cluster, ns string, sel labels.Selector) map[int]*Workload {
+	return maps.Collect(c.Selected(ns, sel))
 }
 
 // manyLines spans several of Workloads' buffers.

@@ -1,6 +1,8 @@
 package checkcmd
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -19,6 +21,30 @@ import (
 func TestAnalyzeSpills(t *testing.T) {
 	dir := t.TempDir()
 	if err := benchcorpus.Write(dir, 800, 10); err != nil { // 8,000 summaries: two buffers and more
+		t.Fatal(err)
+	}
+	// Objects that select workloads, some of them in the buffers on disk.
+	related := `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: team, namespace: team-1}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {team: team-1}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny, namespace: team-2}
+spec: {podSelector: {}, policyTypes: [Ingress]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-700}
+spec:
+  type: LoadBalancer
+  selector: {app: svc-700-3}
+  ports: [{port: 80}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "related.yaml"), []byte(related), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	profiles := []fargate.Profile{{Name: "teams", Selectors: []fargate.Selector{{Namespace: "team-*"}}}}
@@ -44,6 +70,11 @@ func TestAnalyzeSpills(t *testing.T) {
 	same := cmp.Comparer(func(a, b *rules.Rule) bool { return a == b })
 	if diff := cmp.Diff(slices.Collect(want.Workloads.Sorted()), slices.Collect(res.Workloads.Sorted())); diff != "" || res.Workloads.Err() != nil {
 		t.Errorf("workloads: %v (-in memory +on disk):\n%s", res.Workloads.Err(), diff)
+	}
+	for _, rule := range []string{"FG032", "FG019", "FG017"} { // missing-pdb, network-policy-not-enforced, load-balancer-instance-target: the selections ran
+		if !slices.ContainsFunc(want.Findings, func(f rules.Finding) bool { return f.Rule.ID == rule }) {
+			t.Errorf("no %s finding: the case is not the one meant", rule)
+		}
 	}
 	if diff := cmp.Diff(want.Findings, slices.Collect(disk.findings.All()), same); diff != "" || disk.findings.Err() != nil {
 		t.Errorf("findings: %v (-in memory +on disk):\n%s", disk.findings.Err(), diff)

@@ -5,7 +5,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -44,21 +43,19 @@ var MissingPDB = &rules.Rule{
 			}
 			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 		}
-		type at struct { // a workload, however often it is read
-			ref object.Ref
-			src object.Source
-		}
-		covered := map[at]bool{}
+		covered := make([]bool, c.Workloads.Len()) // by workload number
 		for _, b := range budgets {
-			for _, w := range c.Selected(b.ns, b.sel) {
-				covered[at{w.Ref, w.Source}] = true
+			for i := range c.Selected(b.ns, b.sel) {
+				covered[i] = true
 			}
 		}
+		i := -1
 		for w := range c.Workloads.All() {
+			i++
 			if !w.Placement.Fargate || w.Replicas < 2 || !longRunning[w.Ref.Kind] {
 				continue
 			}
-			if !covered[at{w.Ref, w.Source}] {
+			if !covered[i] {
 				report(rules.AtWorkload(w, "%d replicas on Fargate and no PodDisruptionBudget selects them: Fargate patching may evict them all at once", w.Replicas))
 			}
 		}
