@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"iter"
 	"math"
@@ -126,7 +127,9 @@ func (r *Report) Summary() Summary {
 // them nor their price), reading the findings once.
 func (r *Report) summarize() (Summary, map[objectKey]bool) {
 	var s Summary
-	seen, blocked := map[objectKey]bool{}, map[objectKey]bool{}
+	// seen holds a hash of each object with findings, not its key: a report
+	// of a hundred thousand objects would hold 12 MB of keys for a count.
+	seen, blocked, seed := map[uint64]bool{}, map[objectKey]bool{}, maphash.MakeSeed()
 	for f := range r.findings() {
 		k := objectKey{f.Object, f.Source.File}
 		s.Findings++
@@ -139,8 +142,8 @@ func (r *Report) summarize() (Summary, map[objectKey]bool) {
 		case rules.Info:
 			s.Info++
 		}
-		if !seen[k] {
-			seen[k] = true
+		if h := maphash.Comparable(seed, k); !seen[h] {
+			seen[h] = true
 			s.Objects++
 		}
 	}

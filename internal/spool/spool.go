@@ -24,8 +24,9 @@ import (
 )
 
 // DefaultLimit is how many bytes of findings are held before a run is
-// written: about 40,000 findings.
-const DefaultLimit = 16 << 20
+// written: about 10,000 findings. A run is read back through a buffer of
+// 16 KB, so that a million findings, a hundred runs, take 1.6 MB to merge.
+const DefaultLimit = 4 << 20
 
 // Findings sorts findings by rules.CompareFindings, stably. Add them, then
 // range over All as many times as needed; Close removes the file.
@@ -180,7 +181,7 @@ func (s *Findings) spill() error {
 	if err != nil {
 		return fmt.Errorf("spilling findings to %s: %w", s.where(), err)
 	}
-	w := bufio.NewWriterSize(s.file, 256<<10)
+	w := bufio.NewWriterSize(s.file, 64<<10)
 	var buf []byte
 	for _, f := range s.held {
 		buf = appendFinding(buf[:0], f)
@@ -207,7 +208,7 @@ func (s *Findings) merge(yield func(rules.Finding) bool) {
 	h := make(heads, 0, len(s.runs)+1)
 	sources := make([]*decoder, 0, len(s.runs)+1)
 	for i, r := range s.runs {
-		sources = append(sources, &decoder{r: bufio.NewReaderSize(io.NewSectionReader(s.file, r.offset, r.size), 64<<10), rules: s.rules, run: i})
+		sources = append(sources, &decoder{r: bufio.NewReaderSize(io.NewSectionReader(s.file, r.offset, r.size), 16<<10), rules: s.rules, run: i})
 	}
 	if len(s.held) > 0 { // a run that could not be written
 		s.sortHeld()
