@@ -129,8 +129,15 @@ func (r *Report) summarize() (Summary, map[objectKey]bool) {
 	var s Summary
 	// seen holds a hash of each object with findings, not its key: a report
 	// of a hundred thousand objects would hold 12 MB of keys for a count.
+	// Spilled findings come by file (the spool's order), and an object is
+	// of one file: seen then holds the objects of one file at a time.
 	seen, blocked, seed := map[uint64]bool{}, map[objectKey]bool{}, maphash.MakeSeed()
+	file := ""
 	for f := range r.findings() {
+		if r.Spilled != nil && f.Source.File != file {
+			clear(seen)
+			file = f.Source.File
+		}
 		k := objectKey{f.Object, f.Source.File}
 		s.Findings++
 		switch f.Severity {

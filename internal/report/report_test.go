@@ -697,6 +697,28 @@ func TestSpilledReport(t *testing.T) {
 	}
 }
 
+// TestSummarySpilled: the objects with findings are counted once each,
+// whether the findings are in memory or spilled (read by file), with the
+// findings of two objects of one file interleaved, and one name in two files.
+func TestSummarySpilled(t *testing.T) {
+	a := object.Ref{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "a"}
+	b := object.Ref{APIVersion: "v1", Kind: "Service", Namespace: "shop", Name: "b"}
+	at := func(ref object.Ref, file string, line int) rules.Finding {
+		return rules.Finding{Rule: ruleNoPDB, Severity: rules.Warning, Object: ref, Source: object.Source{File: file, Line: line}, Message: "m"}
+	}
+	in := []rules.Finding{at(a, "one.yaml", 1), at(b, "one.yaml", 5), at(a, "one.yaml", 9), at(a, "two.yaml", 1), at(b, "one.yaml", 12)}
+	found := spool.New([]*rules.Rule{ruleNoPDB})
+	found.Limit, found.Dir = 300, t.TempDir()
+	defer found.Close()
+	for _, f := range in {
+		found.Add(f)
+	}
+	memory, spilled := (&Report{Findings: in}).Summary(), (&Report{Spilled: found.All()}).Summary()
+	if memory.Objects != 3 || spilled.Objects != 3 || found.Err() != nil {
+		t.Errorf("objects: %d in memory, %d spilled (%v); want 3", memory.Objects, spilled.Objects, found.Err())
+	}
+}
+
 // encodeWhole writes a report as encoding/json's Encoder does, in one piece.
 func encodeWhole(t *testing.T, r *Report) string {
 	t.Helper()
