@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-		"maps"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
