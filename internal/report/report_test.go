@@ -709,7 +709,11 @@ func TestSummarySpilled(t *testing.T) {
 	in := []rules.Finding{at(a, "one.yaml", 1), at(b, "one.yaml", 5), at(a, "one.yaml", 9), at(a, "two.yaml", 1), at(b, "one.yaml", 12)}
 	found := spool.New([]*rules.Rule{ruleNoPDB})
 	found.Limit, found.Dir = 300, t.TempDir()
-	defer found.Close()
+	t.Cleanup(func() {
+		if err := found.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	for _, f := range in {
 		found.Add(f)
 	}

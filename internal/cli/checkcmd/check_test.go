@@ -53,7 +53,11 @@ spec:
 	}
 
 	disk := newDisk(builtin.Rules())
-	defer disk.Close()
+	t.Cleanup(func() {
+		if err := disk.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	disk.findings.Limit = 100_000 // several runs
 	res, errs := analyze(newContext(), builtin.Rules(), rules.Options{}, &manifest.Loader{}, []string{dir}, func() {}, disk)
 	if len(errs) > 0 {
