@@ -1,10 +1,8 @@
 package spool
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 )
 
 // Blocks keeps blocks of bytes in a temporary file: rules.Workloads gives
@@ -15,10 +13,9 @@ type Blocks struct {
 	// Dir is where the temporary file goes; "" means os.TempDir.
 	Dir string
 
-	file    *os.File
-	removed bool
-	blocks  []block
-	end     int64
+	temp
+	blocks []block
+	end    int64
 }
 
 type block struct{ offset, size int64 }
@@ -27,14 +24,10 @@ type block struct{ offset, size int64 }
 // logs a warning and returns the error: rules.Workloads then keeps its
 // buffers in memory and stops writing.
 func (s *Blocks) Write(b []byte) (int, error) {
-	if s.file == nil {
-		f, removed, err := create(s.Dir, "fargatekit-workloads-*")
-		if err != nil {
-			err = fmt.Errorf("keeping workload summaries on disk: %w", err)
-			slog.Warn("the workload summaries stay in memory", "error", err)
-			return 0, err
-		}
-		s.file, s.removed = f, removed
+	if err := s.create(s.Dir, "fargatekit-workloads-*"); err != nil {
+		err = fmt.Errorf("keeping workload summaries on disk: %w", err)
+		slog.Warn("the workload summaries stay in memory", "error", err)
+		return 0, err
 	}
 	if _, err := s.file.WriteAt(b, s.end); err != nil {
 		err = fmt.Errorf("keeping workload summaries in %s: %w", s.where(), err)
@@ -60,28 +53,9 @@ func (s *Blocks) ReadAt(i int, b []byte, off int) error {
 // Len returns how many blocks were written.
 func (s *Blocks) Len() int { return len(s.blocks) }
 
-// where names the file in errors: its name, or, once removed, what it is.
-func (s *Blocks) where() string {
-	if s.file == nil {
-		return "no file"
-	}
-	if s.removed {
-		return "a temporary file (" + s.file.Name() + ", removed)"
-	}
-	return s.file.Name()
-}
-
 // Close removes the file, if a block was written.
 func (s *Blocks) Close() error {
-	if s.file == nil {
-		return nil
-	}
-	err := s.file.Close()
-	if !s.removed {
-		err = errors.Join(err, os.Remove(s.file.Name()))
-	}
-	s.file = nil
-	if err != nil {
+	if err := s.close(); err != nil {
 		return fmt.Errorf("removing the workload summaries kept on disk: %w", err)
 	}
 	return nil

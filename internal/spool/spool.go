@@ -15,8 +15,6 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
-	"os"
-	"runtime"
 	"slices"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -41,18 +39,15 @@ type Findings struct {
 	held  []rules.Finding
 	size  int
 	n     int
-	file  *os.File
-	runs  []run
+	temp
+	runs []run
 	// sorted is true while held is in order.
 	sorted bool
 	// full is true once a run could not be written: the findings stay in
 	// memory from then on.
-	full bool
-	// removed is true when the file's name is gone (it was removed at once,
-	// where the system lets an open file be).
-	removed bool
-	worst   rules.Severity
-	err     error
+	full  bool
+	worst rules.Severity
+	err   error
 }
 
 // run is one sorted run of the file.
@@ -103,25 +98,9 @@ func (s *Findings) fail(err error) {
 	}
 }
 
-// where names the file in errors: its name, or, once removed, what it is.
-func (s *Findings) where() string {
-	if s.removed {
-		return "a temporary file (" + s.file.Name() + ", removed)"
-	}
-	return s.file.Name()
-}
-
 // Close removes the file, if a run was written.
 func (s *Findings) Close() error {
-	if s.file == nil {
-		return nil
-	}
-	err := s.file.Close()
-	if !s.removed {
-		err = errors.Join(err, os.Remove(s.file.Name()))
-	}
-	s.file = nil
-	if err != nil {
+	if err := s.close(); err != nil {
 		return fmt.Errorf("removing the findings spilled to disk: %w", err)
 	}
 	return nil
@@ -149,16 +128,6 @@ func (s *Findings) trySpill() {
 	}
 }
 
-// create creates a temporary file and, where the system lets an open file
-// be removed, removes it: unnamed, it goes with the process however it ends
-// (Windows keeps the name of an open file: Close removes it there).
-func create(dir, pattern string) (f *os.File, removed bool, err error) {
-	if f, err = os.CreateTemp(dir, pattern); err != nil {
-		return nil, false, err
-	}
-	return f, runtime.GOOS != "windows" && os.Remove(f.Name()) == nil, nil
-}
-
 // sortHeld sorts the findings held, unless they are in order already.
 func (s *Findings) sortHeld() {
 	if !s.sorted {
@@ -169,12 +138,8 @@ func (s *Findings) sortHeld() {
 
 // spill writes the findings held as a sorted run at the end of the file.
 func (s *Findings) spill() error {
-	if s.file == nil {
-		f, removed, err := create(s.Dir, "fargatekit-findings-*")
-		if err != nil {
-			return fmt.Errorf("spilling findings to disk: %w", err)
-		}
-		s.file, s.removed = f, removed
+	if err := s.create(s.Dir, "fargatekit-findings-*"); err != nil {
+		return fmt.Errorf("spilling findings to disk: %w", err)
 	}
 	s.sortHeld()
 	offset, err := s.file.Seek(0, io.SeekEnd)

@@ -79,7 +79,7 @@ func NewWorkloads(ws ...*Workload) *Workloads {
 // Add keeps w. Later changes to w are not seen.
 func (s *Workloads) Add(w *Workload) {
 	if s.ids == nil {
-		s.ids, s.readChunk = map[string]uint32{}, -1
+		s.ids = map[string]uint32{}
 	}
 	n := len(s.chunks)
 	if n == 0 || len(s.chunks[n-1]) >= chunkSize {
