@@ -16,9 +16,8 @@ import (
 // Decoding a YAML document into objects, with a resolver from field paths
 // to the lines they were read from.
 
-// decodeNode decodes one object node; offset is added to the node's lines,
-// which count from the start of its document. Nothing of the tree is kept
-// once it returns: the tree's arena serves the next document.
+// decodeNode decodes one object node of yaml.v3's; offset is added to the
+// node's lines, which count from the start of its document.
 func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object), fail func(Error)) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -50,8 +49,13 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		fail(Error{File: file, Line: cmp.Or(at, line), Message: msg})
 		return
 	}
-	lines := newLineIndex(n, offset)
-	obj, err := object.Decode(scalar(n, "apiVersion"), scalar(n, "kind"), data, object.Source{File: file, Line: line}, lines)
+	decodeObject(file, data, newLineIndex(n, offset), scalar(n, "apiVersion"), scalar(n, "kind"), line, emit, fail)
+}
+
+// decodeObject decodes one object's JSON, of the given apiVersion and kind
+// when they are strings in it, read from line of file.
+func decodeObject(file string, data []byte, lines *lineIndex, apiVersion, kind string, line int, emit func(*object.Object), fail func(Error)) {
+	obj, err := object.Decode(apiVersion, kind, data, object.Source{File: file, Line: line}, lines)
 	if err != nil {
 		var fe *object.FieldError
 		msg := err.Error()
@@ -115,8 +119,9 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 
 // lineIndex resolves field paths in a parsed YAML object whose lines count
 // from offset lines into the file. It keeps, of the node tree, the keys and
-// lines of the collections' children, in one array: the tree itself is
-// dropped (or, from the fast parser, reused) once the object is decoded.
+// lines of the collections' children, in one array, each collection's
+// children side by side (newLineIndex's order is breadth first, the fast
+// parser's the order in which collections end); nodes[0] is the root.
 type lineIndex struct {
 	nodes  []lineNode
 	offset int

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -9,79 +10,77 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// A parser for the YAML that manifests are written in, building the same
-// node tree as yaml.v3 (kinds, tags, values, lines and columns) five to
-// seven times faster (docs/benchmarks.md). It knows a subset: block mappings and
-// sequences, flow mappings and sequences on one line or several, plain
+// A parser for the YAML that manifests are written in, which writes the
+// JSON the object decoder reads and the index of the lines of the fields
+// (lineIndex) in one pass, with no node tree: what yaml.v3 and toJSON and
+// newLineIndex make of the same document. It knows a subset: block mappings
+// and sequences, flow mappings and sequences on one line or several, plain
 // scalars on one line, quoted scalars on one line, literal block scalars,
-// comments, all in printable ASCII without tabs. On anything else (anchors,
-// aliases, tags, complex keys, folded or multi-line scalars, merge keys,
-// timestamps, directives, and every error) it declines, and the document
-// goes to yaml.v3, which also words the errors. FuzzFastYAML requires both
-// to build the same tree for every document the fast parser accepts.
+// comments, all in printable ASCII without tabs, with keys that are strings,
+// each once in its mapping, and scalars JSON can spell. On anything else
+// (anchors, aliases, tags, complex keys, folded or multi-line scalars, merge
+// keys, timestamps, directives, numbers such as 0x1F, and every error) it
+// declines, and the document goes to yaml.v3, which also words the errors.
+// FuzzFastYAML requires both ways to give the same JSON and the same lines
+// for every document the fast parser accepts.
 
-// arena is the memory of the trees the fast parser builds: their nodes, the
-// arrays of their Content slices, and its stack. A tree lives in its arena
-// until the arena parses the next document, so that the memory of one
-// document's tree serves the next one's (most of what checking a document
-// allocated was its tree: 150 nodes of 152 bytes for a 1.4 KB Deployment).
-type arena struct {
-	nodes []yaml.Node
-	ptrs  []*yaml.Node
-	stack []*yaml.Node
+// fastDoc is what the fast parser makes of a document.
+type fastDoc struct {
+	// root is the document's node; its kind is 0 for an empty document
+	// (comments or nothing).
+	root value
+	// json is root as JSON, valid until the parser parses again.
+	json []byte
+	// lines indexes the lines of root's fields, counted from the
+	// document's first line.
+	lines *lineIndex
+	// apiVersion and kind are root's fields of those names when their
+	// values are strings.
+	apiVersion, kind string
 }
 
-// arenas holds the arenas not in use; Loader takes one per document and
-// puts it back once the document's objects are decoded.
-var arenas = sync.Pool{New: func() any { return new(arena) }}
+// value is what the parser knows of a node it has read: a scalar's tag and
+// text (not yet written as JSON: it may be a key), a collection's children
+// in the index (written).
+type value struct {
+	kind         yaml.Kind
+	tag, text    string
+	line, column int
+	first, count int32
+}
 
-// fastParse parses one document into a tree in a (a new arena when nil),
-// which stays valid until a parses again. ok is false when the parser
-// declines; a nil node with ok true is an empty document (comments or
-// nothing).
-func fastParse(data []byte, a *arena) (n *yaml.Node, ok bool) {
+// parsers holds the parsers not in use, with the buffers they grew.
+var parsers = sync.Pool{New: func() any { return new(fastParser) }}
+
+// parse parses one document; ok is false when the parser declines.
+func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 	for _, c := range data {
 		if c != '\n' && (c < ' ' || c > '~') {
-			return nil, false
+			return doc, false
 		}
 	}
-	if a == nil {
-		a = new(arena)
-	}
-	p := &fastParser{src: string(data), line: 1}
-	// Nodes are taken from one array sized for the document: two per key,
-	// one per sequence item, rounded up.
-	if need := 2*strings.Count(p.src, ":") + strings.Count(p.src, ",") + strings.Count(p.src, "-") + 4; cap(a.nodes) < need {
-		a.nodes = make([]yaml.Node, 0, need)
-	}
-	p.nodes, p.ptrs, p.stack = a.nodes[:0], a.ptrs[:0], a.stack[:0]
+	*p = fastParser{src: string(data), line: 1, json: p.json[:0], index: append(p.index[:0], lineNode{}), stack: p.stack[:0]}
 	defer func() {
-		// Keep the arrays that grew for the next document.
-		if cap(p.ptrs) > cap(a.ptrs) {
-			a.ptrs = p.ptrs
-		}
-		if cap(p.stack) > cap(a.stack) {
-			a.stack = p.stack
-		}
 		if r := recover(); r != nil {
 			if _, declined := r.(decline); !declined {
 				panic(r)
 			}
-			n, ok = nil, false
+			doc, ok = fastDoc{}, false
 		}
 	}()
 	p.nextContent()
 	if p.ind < 0 {
-		return nil, true
+		return doc, true
 	}
 	if p.ind != 0 || p.src[p.pos] == '%' {
 		p.decline() // directives; a root node indented is left to yaml.v3
 	}
-	n = p.node(-1, true)
-	if p.ind >= 0 {
-		p.decline() // something after the root node
+	root := p.node(-1, true)
+	if p.ind >= 0 || len(p.index) > maxLineNodes {
+		p.decline() // something after the root node; an index newLineIndex would cut
 	}
-	return n, true
+	p.index[0] = lineNode{line: int32(root.line), first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
+	return fastDoc{root: root, json: p.json, lines: &lineIndex{nodes: slices.Clone(p.index)}, apiVersion: p.apiVersion, kind: p.kind}, true
 }
 
 // decline is the panic with which the parser gives a document up.
@@ -100,38 +99,88 @@ type fastParser struct {
 	ind   int
 	depth int
 
-	nodes []yaml.Node  // where new nodes are taken from
-	ptrs  []*yaml.Node // where Content slices are taken from
-	stack []*yaml.Node // children of the collections being parsed
+	json []byte // the JSON written so far
+	// index holds the children of the collections read, side by side,
+	// each collection's once it ends; index[0] is the root's entry.
+	index []lineNode
+	// stack holds the children of the collections being read.
+	stack []lineNode
+	// apiVersion and kind are the root mapping's, when strings.
+	apiVersion, kind string
 }
 
 func (p *fastParser) decline() { panic(decline{}) }
 
 func (p *fastParser) column() int { return p.pos - p.lineStart + 1 }
 
-func (p *fastParser) newNode(kind yaml.Kind, tag string, line, column int) *yaml.Node {
-	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]yaml.Node, 0, 64)
+// scalarJSON writes a scalar value as JSON, or declines one JSON cannot
+// spell as toJSON does.
+func (p *fastParser) scalarJSON(v value) {
+	b, ok := appendScalar(p.json, v.tag, v.text)
+	if !ok {
+		p.decline()
 	}
-	p.nodes = p.nodes[:len(p.nodes)+1]
-	n := &p.nodes[len(p.nodes)-1]
-	*n = yaml.Node{Kind: kind, Tag: tag, Line: line, Column: column} // a node of an earlier tree, in an arena
-	return n
+	p.json = b
 }
 
-// content moves the children pushed since start into the node's Content.
-func (p *fastParser) content(n *yaml.Node, start int) {
-	k := len(p.stack) - start
-	if k == 0 {
-		p.stack = p.stack[:start]
+// key writes a mapping's key as JSON (after a comma unless it is the first,
+// at start of the stack) and declines a key JSON cannot name or one the
+// mapping already has, as toJSON does.
+func (p *fastParser) key(k value, start int, seen *map[string]bool) {
+	if k.tag != "!!str" {
+		p.decline()
+	}
+	keys := p.stack[start:]
+	switch {
+	case *seen != nil:
+	case len(keys) < 16:
+		for i := range keys {
+			if keys[i].key == k.text {
+				p.decline()
+			}
+		}
+	default: // a large mapping: a set of its keys
+		*seen = make(map[string]bool, 2*len(keys))
+		for i := range keys {
+			(*seen)[keys[i].key] = true
+		}
+	}
+	if *seen != nil {
+		if (*seen)[k.text] {
+			p.decline()
+		}
+		(*seen)[k.text] = true
+	}
+	if len(keys) > 0 {
+		p.json = append(p.json, ',')
+	}
+	p.json = append(appendString(p.json, k.text), ':')
+}
+
+// child adds a collection's child to the stack: a mapping's value under
+// its key, or a sequence's item.
+func (p *fastParser) child(key string, line int, v value) {
+	p.stack = append(p.stack, lineNode{key: key, line: int32(line), first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
+}
+
+// field keeps a root mapping's apiVersion and kind.
+func (p *fastParser) field(k, v value) {
+	if v.kind != yaml.ScalarNode || v.tag != "!!str" {
 		return
 	}
-	if cap(p.ptrs)-len(p.ptrs) < k {
-		p.ptrs = make([]*yaml.Node, 0, max(256, k))
+	switch k.text {
+	case "apiVersion":
+		p.apiVersion = v.text
+	case "kind":
+		p.kind = v.text
 	}
-	i := len(p.ptrs)
-	p.ptrs = append(p.ptrs, p.stack[start:]...)
-	n.Content = p.ptrs[i : i+k : i+k]
+}
+
+// end moves the children pushed since start into the index, side by side,
+// and sets where they are in v.
+func (p *fastParser) end(v *value, start int) {
+	v.first, v.count = int32(len(p.index)), int32(len(p.stack)-start)
+	p.index = append(p.index, p.stack[start:]...)
 	p.stack = p.stack[:start]
 }
 
@@ -208,10 +257,10 @@ func (p *fastParser) newLine(start int) {
 	p.line++
 }
 
-// node parses the node that starts at pos, in a block collection indented
-// by parent (-1 at the root); block says whether the node may be a block
-// mapping or sequence starting on this line (not after "key: ").
-func (p *fastParser) node(parent int, block bool) *yaml.Node {
+// node reads the node that starts at pos, in a block collection indented
+// by parent (-1 at the root), and writes it as JSON; block says whether the node may be a block mapping or
+// sequence starting on this line (not after "key: ").
+func (p *fastParser) node(parent int, block bool) value {
 	p.enter()
 	defer func() { p.depth-- }()
 	c := p.src[p.pos]
@@ -222,40 +271,48 @@ func (p *fastParser) node(parent int, block bool) *yaml.Node {
 		}
 		return p.sequence()
 	case c == '{' || c == '[':
-		n := p.flow(parent)
+		v := p.flow(parent)
 		p.skipSpaces()
 		if p.pos < len(p.src) && p.src[p.pos] == ':' {
 			p.decline() // a flow collection as a key
 		}
 		p.endLine()
-		return n
+		return v
 	case c == '|':
 		return p.literal(parent)
 	case strings.IndexByte("&*!?:,]}#>%@`", c) >= 0:
 		p.decline()
 	}
 	col := p.column()
-	key := p.scalar(false)
+	v := p.scalar(false)
 	if p.pos < len(p.src) && p.src[p.pos] == ':' && p.blank(p.pos+1) {
 		if !block {
 			p.decline() // "a: b: c"
 		}
-		return p.mapping(col-1, key)
+		return p.mapping(col-1, v)
 	}
 	p.endLine()
-	return key
+	p.scalarJSON(v)
+	return v
 }
 
-// mapping parses a block mapping indented by ind whose first key has been
-// read, pos at its ':'.
-func (p *fastParser) mapping(ind int, key *yaml.Node) *yaml.Node {
-	m := p.newNode(yaml.MappingNode, "!!map", key.Line, key.Column)
+// mapping reads a block mapping indented by ind whose first key has been
+// read, pos at its ':'. The root mapping is the one read at depth 1.
+func (p *fastParser) mapping(ind int, key value) value {
+	m := value{kind: yaml.MappingNode, line: key.line, column: key.column}
 	start := len(p.stack)
+	var seen map[string]bool
+	p.json = append(p.json, '{')
 	for {
-		if key.Tag == "!!merge" || key.Column-1 != ind {
+		if key.column-1 != ind {
 			p.decline()
 		}
-		p.stack = append(p.stack, key, p.after(ind, true))
+		p.key(key, start, &seen)
+		v := p.after(ind, true)
+		p.child(key.text, key.line, v)
+		if p.depth == 1 {
+			p.field(key, v)
+		}
 		if p.ind < ind {
 			break
 		}
@@ -270,15 +327,16 @@ func (p *fastParser) mapping(ind int, key *yaml.Node) *yaml.Node {
 			p.decline()
 		}
 	}
-	p.content(m, start)
+	p.json = append(p.json, '}')
+	p.end(&m, start)
 	return m
 }
 
-// after parses the node after a key's ':' (key) or an item's '-', at pos,
+// after reads the node after a key's ':' (key) or an item's '-', at pos,
 // in a block collection indented by ind: on the same line, on the lines
 // below indented deeper (or, after a key, a sequence indented by ind), or
 // none, an empty scalar where yaml.v3 puts it: just after the indicator.
-func (p *fastParser) after(ind int, key bool) *yaml.Node {
+func (p *fastParser) after(ind int, key bool) value {
 	line, column := p.line, p.column()+1
 	p.pos++
 	p.skipSpaces()
@@ -292,16 +350,22 @@ func (p *fastParser) after(ind int, key bool) *yaml.Node {
 	case key && p.ind == ind && p.src[p.pos] == '-' && p.blank(p.pos+1):
 		return p.sequence()
 	}
-	return p.newNode(yaml.ScalarNode, "!!null", line, column)
+	p.json = append(p.json, "null"...)
+	return value{kind: yaml.ScalarNode, tag: "!!null", line: line, column: column}
 }
 
-// sequence parses a block sequence whose first '-' is at pos.
-func (p *fastParser) sequence() *yaml.Node {
+// sequence reads a block sequence whose first '-' is at pos.
+func (p *fastParser) sequence() value {
 	ind := p.pos - p.lineStart
-	s := p.newNode(yaml.SequenceNode, "!!seq", p.line, p.column())
+	s := value{kind: yaml.SequenceNode, line: p.line, column: p.column()}
 	start := len(p.stack)
+	p.json = append(p.json, '[')
 	for {
-		p.stack = append(p.stack, p.after(ind, false))
+		if len(p.stack) > start {
+			p.json = append(p.json, ',')
+		}
+		v := p.after(ind, false)
+		p.child("", v.line, v)
 		if p.ind < ind {
 			break
 		}
@@ -315,25 +379,25 @@ func (p *fastParser) sequence() *yaml.Node {
 			p.decline()
 		}
 	}
-	p.content(s, start)
+	p.json = append(p.json, ']')
+	p.end(&s, start)
 	return s
 }
 
 // scalar reads a plain or quoted scalar that ends on its line, pos then
 // after it (and after the spaces that follow a plain one); flow says
 // whether it is inside a flow collection.
-func (p *fastParser) scalar(flow bool) *yaml.Node {
-	line, column := p.line, p.column()
+func (p *fastParser) scalar(flow bool) value {
+	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line, column: p.column()}
 	if c := p.src[p.pos]; c == '"' || c == '\'' {
 		start := p.pos
-		n := p.newNode(yaml.ScalarNode, "!!str", line, column)
 		if c == '"' {
-			n.Value, n.Style = p.doubleQuoted(), yaml.DoubleQuotedStyle
+			v.text = p.doubleQuoted()
 		} else {
-			n.Value, n.Style = p.singleQuoted(), yaml.SingleQuotedStyle
+			v.text = p.singleQuoted()
 		}
 		p.longKey(start)
-		return n
+		return v
 	}
 	start, end := p.pos, p.pos
 	for i := p.pos; ; i++ {
@@ -351,15 +415,13 @@ func (p *fastParser) scalar(flow bool) *yaml.Node {
 			end = i + 1
 		}
 	}
-	v := p.src[start:end]
+	v.text = p.src[start:end]
 	p.longKey(start)
-	tag, ok := plainTag(v)
-	if !ok {
+	var ok bool
+	if v.tag, ok = plainTag(v.text); !ok {
 		p.decline()
 	}
-	n := p.newNode(yaml.ScalarNode, tag, line, column)
-	n.Value = v
-	return n
+	return v
 }
 
 // flowIndicator reports whether c ends a plain scalar in a flow collection.
@@ -476,12 +538,11 @@ func (p *fastParser) afterQuote() {
 
 // literal reads a literal block scalar ("|", "|-" or "|+") in a block
 // collection indented by parent.
-func (p *fastParser) literal(parent int) *yaml.Node {
+func (p *fastParser) literal(parent int) value {
 	if parent < 0 {
 		p.decline() // a document that is a block scalar
 	}
-	n := p.newNode(yaml.ScalarNode, "!!str", p.line, p.column())
-	n.Style = yaml.LiteralStyle
+	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line, column: p.column()}
 	p.pos++
 	chomp := byte(0)
 	if p.pos < len(p.src) && (p.src[p.pos] == '-' || p.src[p.pos] == '+') {
@@ -550,26 +611,29 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 			b.WriteByte('\n')
 		}
 	}
-	n.Value = b.String()
+	v.text = b.String()
+	p.json = appendString(p.json, v.text)
 	p.pos = p.lineStart
 	p.nextContent()
-	return n
+	return v
 }
 
-// flow parses a flow mapping or sequence in a block collection indented by
-// parent, pos at its bracket; pos is then after the closing one.
-func (p *fastParser) flow(parent int) *yaml.Node {
+// flow reads a flow mapping or sequence in a block collection indented by
+// parent, pos at its bracket; pos is then after the closing one. The root
+// mapping is one read at depth 2 (the root node's, then its own).
+func (p *fastParser) flow(parent int) value {
 	p.enter()
 	defer func() { p.depth-- }()
 	mapping := p.src[p.pos] == '{'
-	n := p.newNode(yaml.SequenceNode, "!!seq", p.line, p.column())
+	v := value{kind: yaml.SequenceNode, line: p.line, column: p.column()}
 	closing := byte(']')
 	if mapping {
-		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'
+		v.kind, closing = yaml.MappingNode, '}'
 	}
-	n.Style = yaml.FlowStyle
+	p.json = append(p.json, p.src[p.pos])
 	p.pos++
 	start := len(p.stack)
+	var seen map[string]bool
 	for first := true; ; first = false {
 		p.flowSpace(parent)
 		if p.src[p.pos] == closing {
@@ -585,45 +649,65 @@ func (p *fastParser) flow(parent int) *yaml.Node {
 				p.decline() // a trailing comma
 			}
 		}
-		item := p.flowItem(parent)
-		if mapping {
-			if item.Kind != yaml.ScalarNode || p.line != item.Line || p.src[p.pos] != ':' || !p.blank(p.pos+1) {
-				p.decline()
+		if !mapping {
+			if !first {
+				p.json = append(p.json, ',')
 			}
-			p.pos++
-			p.flowSpace(parent)
-			if c := p.src[p.pos]; c == ',' || c == closing {
-				p.decline() // an empty value
-			}
-			p.stack = append(p.stack, item, p.flowItem(parent))
-		} else {
+			item := p.flowItem(parent)
 			if p.src[p.pos] == ':' {
 				p.decline() // a pair in a sequence
 			}
-			p.stack = append(p.stack, item)
+			p.child("", item.line, item)
+			continue
+		}
+		if c := p.src[p.pos]; c == '{' || c == '[' || flowIndicatorStart(c) || c == '-' && p.blank(p.pos+1) {
+			p.decline() // a collection as a key, or what flowItem declines
+		}
+		key := p.scalar(true)
+		p.flowSpace(parent)
+		if p.line != key.line || p.src[p.pos] != ':' || !p.blank(p.pos+1) {
+			p.decline()
+		}
+		p.key(key, start, &seen)
+		p.pos++
+		p.flowSpace(parent)
+		if c := p.src[p.pos]; c == ',' || c == closing {
+			p.decline() // an empty value
+		}
+		val := p.flowItem(parent)
+		p.child(key.text, key.line, val)
+		if p.depth == 2 {
+			p.field(key, val)
 		}
 	}
 	p.pos++
-	p.content(n, start)
-	return n
+	p.json = append(p.json, closing)
+	p.end(&v, start)
+	return v
 }
 
-// flowItem reads a scalar or a nested collection in a flow collection and
-// the spaces after it.
-func (p *fastParser) flowItem(parent int) *yaml.Node {
-	var n *yaml.Node
+// flowIndicatorStart reports whether a flow item cannot start with c: in a
+// flow, ':' is always a value indicator, '?' always a key's.
+func flowIndicatorStart(c byte) bool {
+	return strings.IndexByte("&*!?|>%@`#:,]}", c) >= 0
+}
+
+// flowItem reads a scalar or a nested collection in a flow collection,
+// writes it as JSON, and skips the spaces after it.
+func (p *fastParser) flowItem(parent int) value {
+	var v value
 	c := p.src[p.pos]
 	switch {
 	case c == '{' || c == '[':
-		n = p.flow(parent)
-	case strings.IndexByte("&*!?|>%@`#:,]}", c) >= 0 || c == '-' && p.blank(p.pos+1):
-		// In a flow, ':' is always a value indicator, '?' always a key's.
+		v = p.flow(parent)
+	case flowIndicatorStart(c) || c == '-' && p.blank(p.pos+1):
 		p.decline()
 	default:
-		n = p.scalar(true)
+		v = p.scalar(true)
+		p.scalarJSON(v)
 	}
 	p.flowSpace(parent)
-	return n
+	return v
 }
 
 // flowSpace skips spaces, comments and line breaks in a flow collection;
@@ -688,10 +772,10 @@ func numberTag(s string) (string, bool) {
 	case "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
 		return "!!float", true
 	}
-	if len(s) > 4 && s[4] == '-' && strings.Trim(s[:4], "0123456789") == "" {
+	if len(s) > 4 && s[4] == '-' && only(s[:4], digits) {
 		return "", false // maybe a timestamp
 	}
-	if strings.Trim(s, "0123456789abcdefABCDEFxXoO_+-.") != "" {
+	if !only(s, digits+"abcdefABCDEFxXoO_+-.") {
 		return "!!str", true // 500m, 1Gi, v1.2.3: not a number yaml.v3 reads
 	}
 	plain := strings.ReplaceAll(s, "_", "")
@@ -707,17 +791,24 @@ func numberTag(s string) (string, bool) {
 		}
 		return "", false // out of range: left to yaml.v3
 	}
-	for _, prefix := range []struct {
-		p    string
-		base int
-	}{{"0b", 2}, {"-0b", 2}, {"0o", 8}, {"-0o", 8}} {
-		if rest, found := strings.CutPrefix(plain, prefix.p); found {
-			if _, err := strconv.ParseUint(rest, prefix.base, 64); err == nil {
-				return "", false // binary and octal numbers are left to yaml.v3
-			}
+	for _, prefix := range []string{"0b", "-0b", "0o", "-0o"} {
+		if strings.HasPrefix(plain, prefix) {
+			return "", false // binary and octal numbers (signed ones too) are left to yaml.v3
 		}
 	}
 	return "!!str", true
+}
+
+const digits = "0123456789"
+
+// only reports whether every byte of s is one of set's.
+func only(s, set string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(set, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // yamlFloat reports whether s is spelled as YAML's floats are:

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io/fs"
@@ -14,29 +15,26 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// sameTree describes the first difference between the fast parser's tree
-// and yaml.v3's: kind, tag, value, style, line and column of every node.
-func sameTree(fast, lib *yaml.Node, path string) error {
-	if fast.Kind != lib.Kind || fast.ShortTag() != lib.ShortTag() || fast.Value != lib.Value || fast.Style != lib.Style ||
-		fast.Line != lib.Line || fast.Column != lib.Column || len(fast.Content) != len(lib.Content) {
-		return fmt.Errorf("at %s: fast %s, yaml.v3 %s", path, describeNode(fast), describeNode(lib))
+// sameIndex describes the first difference between two line indexes: the
+// key, line and kind of every node, whatever their order in the array.
+func sameIndex(fast, lib *lineIndex, f, l *lineNode, path string) error {
+	if f.key != l.key || f.line != l.line || f.seq != l.seq || f.count != l.count {
+		return fmt.Errorf("lines at %s: fast %+v, yaml.v3 %+v", path, *f, *l)
 	}
-	for i := range fast.Content {
-		if err := sameTree(fast.Content[i], lib.Content[i], fmt.Sprintf("%s/%d", path, i)); err != nil {
+	for i := range f.count {
+		if err := sameIndex(fast, lib, &fast.nodes[f.first+i], &lib.nodes[l.first+i], fmt.Sprintf("%s/%d", path, i)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func describeNode(n *yaml.Node) string {
-	return fmt.Sprintf("{kind %d tag %s value %q style %d line %d column %d, %d children}", n.Kind, n.ShortTag(), n.Value, n.Style, n.Line, n.Column, len(n.Content))
-}
-
-// differ parses data with both parsers and describes how they differ; ""
-// when they agree or the fast parser declines.
+// differ parses data with the fast parser and with yaml.v3, toJSON's direct
+// path and newLineIndex, and describes how they differ: JSON, lines, the
+// root's kind and line, apiVersion and kind; "" when they agree or the fast
+// parser declines.
 func differ(data string) (accepted bool, diff string) {
-	fast, ok := fastParse([]byte(data), nil)
+	fast, ok := new(fastParser).parse([]byte(data))
 	if !ok {
 		return false, ""
 	}
@@ -45,16 +43,28 @@ func differ(data string) (accepted bool, diff string) {
 		return true, fmt.Sprintf("fast parser accepted what yaml.v3 refuses: %v", err)
 	}
 	if len(root.Content) == 0 {
-		if fast != nil {
+		if fast.root.kind != 0 {
 			return true, "fast parser found a node in an empty document"
 		}
 		return true, ""
 	}
-	if fast == nil {
-		return true, "fast parser found an empty document"
+	n := root.Content[0]
+	if fast.root.kind != n.Kind || fast.root.line != n.Line {
+		return true, fmt.Sprintf("root: fast kind %d line %d, yaml.v3 kind %d line %d", fast.root.kind, fast.root.line, n.Kind, n.Line)
 	}
-	if err := sameTree(fast, root.Content[0], ""); err != nil {
+	want, err := appendJSON(nil, n)
+	if err != nil {
+		return true, fmt.Sprintf("fast parser accepted what toJSON leaves to the library: %v", err)
+	}
+	if !bytes.Equal(fast.json, want) {
+		return true, fmt.Sprintf("JSON:\nfast    %s\nyaml.v3 %s", fast.json, want)
+	}
+	lines := newLineIndex(n, 0)
+	if err := sameIndex(fast.lines, lines, &fast.lines.nodes[0], &lines.nodes[0], ""); err != nil {
 		return true, err.Error()
+	}
+	if fast.apiVersion != scalar(n, "apiVersion") || fast.kind != scalar(n, "kind") {
+		return true, fmt.Sprintf("fast apiVersion %q kind %q, yaml.v3 %q %q", fast.apiVersion, fast.kind, scalar(n, "apiVersion"), scalar(n, "kind"))
 	}
 	return true, ""
 }
@@ -79,8 +89,8 @@ var fastYAMLSeeds = []string{
 	"{a: 1}: b\n", "a: [b: c]\n", "a: [nginx:1.27, {image: x:1}, 'q':, c?d, e:]\n", "a: [b, c:d]\nb: {c:d}\n", "a: {\"b\":c}\n", "a: {b : c}\n", "a: 0b101\nb: 0o17\nc: -0x1F\nd: 1_0.5\n",
 }
 
-// TestFastYAML: the fast parser builds yaml.v3's tree for every seed it
-// accepts, and accepts the manifests' subset.
+// TestFastYAML: the fast parser gives yaml.v3's JSON and lines for every
+// seed it accepts, and accepts the manifests' subset.
 func TestFastYAML(t *testing.T) {
 	for _, seed := range fastYAMLSeeds {
 		if _, diff := differ(seed); diff != "" {
@@ -88,21 +98,22 @@ func TestFastYAML(t *testing.T) {
 		}
 	}
 	for _, doc := range []string{deployment, "a:\n- x\n- y:\n    z: 1\n  w: 2\n", "k: |\n  x\n"} {
-		if _, ok := fastParse([]byte(doc), nil); !ok {
+		if _, ok := new(fastParser).parse([]byte(doc)); !ok {
 			t.Errorf("fast parser declined:\n%s", doc)
 		}
 	}
-	for _, doc := range []string{"a: &x 1\n", "a: !t x\n", "a: 2001-12-14\n", "<<: {a: 1}\n", "a: >\n  x\n", "a: x\n  y\n"} {
-		if _, ok := fastParse([]byte(doc), nil); ok {
+	for _, doc := range []string{"a: &x 1\n", "a: !t x\n", "a: 2001-12-14\n", "<<: {a: 1}\n", "a: >\n  x\n", "a: x\n  y\n",
+		"a: 1\na: 2\n", "a: {b: 1, b: 2}\n", "1: a\n", "{true: a}\n", "a: 0x1F\n", "a: .inf\n"} {
+		if _, ok := new(fastParser).parse([]byte(doc)); ok {
 			t.Errorf("fast parser accepted:\n%s", doc)
 		}
 	}
 }
 
-// TestArena: one arena parsing document after document (the seeds, one of
-// them declined half way, and the examples) builds each tree as a new arena
-// does: nothing of the tree before shows through.
-func TestArena(t *testing.T) {
+// TestParserReuse: one parser parsing document after document (the seeds,
+// some of them declined half way, and the examples) gives for each what a
+// new parser does: nothing of the document before shows through.
+func TestParserReuse(t *testing.T) {
 	docs := slices.Clone(fastYAMLSeeds)
 	err := filepath.WalkDir("../../examples", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !hasExtension(path) {
@@ -117,18 +128,18 @@ func TestArena(t *testing.T) {
 	if err != nil || len(docs) < 50 {
 		t.Fatalf("%d documents: %v", len(docs), err)
 	}
-	a := new(arena)
+	reused := new(fastParser)
 	for _, doc := range append(docs, docs...) {
-		got, gotOK := fastParse([]byte(doc), a)
-		want, wantOK := fastParse([]byte(doc), nil)
+		got, gotOK := reused.parse([]byte(doc))
+		want, wantOK := new(fastParser).parse([]byte(doc))
 		if gotOK != wantOK || !reflect.DeepEqual(got, want) {
-			t.Errorf("the reused arena's tree differs from a new one's (accepted %v, %v):\n%s", gotOK, wantOK, doc)
+			t.Errorf("the reused parser's result differs from a new one's (accepted %v, %v):\n%s", gotOK, wantOK, doc)
 		}
 	}
 }
 
-// FuzzFastYAML: on every document the fast parser accepts, its tree is
-// yaml.v3's.
+// FuzzFastYAML: on every document the fast parser accepts, its JSON and
+// lines are those of yaml.v3's tree.
 func FuzzFastYAML(f *testing.F) {
 	for _, seed := range fastYAMLSeeds {
 		f.Add(seed)
@@ -143,7 +154,7 @@ func FuzzFastYAML(f *testing.F) {
 // TestFastYAMLFiles: on every document of the repository's YAML files
 // (examples, fixtures, charts, workflows) and of the directories listed in
 // FARGATEKIT_YAML_CORPUS (by hand: a corpus of real-world manifests), the
-// fast parser builds yaml.v3's tree or declines; it accepts most of the
+// fast parser gives the JSON and lines of yaml.v3's tree or declines; it accepts most of the
 // manifests of examples/, so that check's speed is the fast parser's.
 func TestFastYAMLFiles(t *testing.T) {
 	roots := []string{"../.."}

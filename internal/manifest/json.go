@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -14,7 +14,12 @@ import (
 // errSlowPath means a node needs the YAML library's own decoder.
 var errSlowPath = errors.New("needs the library decoder")
 
-var jsonInt = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+// jsonInt reports whether s is an integer as JSON spells it:
+// -?(0|[1-9][0-9]*).
+func jsonInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && (s[0] != '0' || len(s) == 1) && only(s, digits)
+}
 
 // toJSON converts a parsed YAML object to JSON. Plain documents (mappings with
 // string keys, sequences, and core-schema scalars) are written directly; the
@@ -78,36 +83,41 @@ func appendJSON(b []byte, n *yaml.Node) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case yaml.ScalarNode:
-		return appendScalar(b, n)
+		if b, ok := appendScalar(b, n.ShortTag(), n.Value); ok {
+			return b, nil
+		}
 	}
 	return nil, errSlowPath
 }
 
-func appendScalar(b []byte, n *yaml.Node) ([]byte, error) {
-	switch n.ShortTag() {
+// appendScalar writes a scalar of a core-schema tag as JSON; ok is false
+// for one that needs the library decoder (a number JSON cannot spell, a
+// custom tag).
+func appendScalar(b []byte, tag, value string) (_ []byte, ok bool) {
+	switch tag {
 	case "!!str":
-		return appendString(b, n.Value), nil
+		return appendString(b, value), true
 	case "!!null":
-		return append(b, "null"...), nil
+		return append(b, "null"...), true
 	case "!!bool":
-		v, err := strconv.ParseBool(n.Value)
+		v, err := strconv.ParseBool(value)
 		if err != nil {
-			return nil, errSlowPath
+			return nil, false
 		}
-		return strconv.AppendBool(b, v), nil
+		return strconv.AppendBool(b, v), true
 	case "!!int":
-		if !jsonInt.MatchString(n.Value) {
-			return nil, errSlowPath
+		if !jsonInt(value) {
+			return nil, false
 		}
-		return append(b, n.Value...), nil
+		return append(b, value...), true
 	case "!!float":
-		f, err := strconv.ParseFloat(n.Value, 64)
+		f, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, errSlowPath
+			return nil, false
 		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
+		return strconv.AppendFloat(b, f, 'g', -1, 64), true
 	}
-	return nil, errSlowPath
+	return nil, false
 }
 
 // hasDuplicateKeys reports whether a mapping repeats a key: by comparing

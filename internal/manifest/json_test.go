@@ -48,3 +48,16 @@ func FuzzToJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONInt: integers as JSON spells them, and near misses YAML reads as
+// integers that JSON does not.
+func TestJSONInt(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "-0": true, "7": true, "-12": true, "9007199254740993": true,
+		"": false, "-": false, "01": false, "-01": false, "+1": false, "1_0": false, "0x1F": false, "1.0": false, "--1": false,
+	} {
+		if got := jsonInt(s); got != want {
+			t.Errorf("jsonInt(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

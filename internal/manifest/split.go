@@ -86,26 +86,31 @@ func isSeparator(line []byte) bool {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-// parseDocument parses a document with the fast parser, or with yaml.v3
-// where the fast one declines (fastyaml.go).
+// parseDocument parses a document with the fast parser (fastyaml.go), or
+// with yaml.v3 where the fast one declines or the document is not one
+// object (a list, a scalar, a kind: List, whose errors and items decodeNode
+// knows).
 func parseDocument(file string, doc document, emit func(*object.Object), fail func(Error)) {
-	a := arenas.Get().(*arena)
-	defer arenas.Put(a) // decodeNode keeps nothing of the tree
-	n, ok := fastParse(doc.data, a)
-	if !ok {
-		var root yaml.Node
-		if err := yaml.Unmarshal(doc.data, &root); err != nil {
-			fail(yamlError(file, doc, err))
-			return
-		}
-		if len(root.Content) > 0 {
-			n = root.Content[0]
-		}
-	}
-	if n == nil {
+	p := parsers.Get().(*fastParser)
+	defer parsers.Put(p) // the JSON is decoded before it returns
+	d, ok := p.parse(doc.data)
+	if ok && d.root.kind == 0 {
 		return // empty document: comments or nothing
 	}
-	decodeNode(file, n, doc.first-1, emit, fail)
+	offset := doc.first - 1
+	if ok && d.root.kind == yaml.MappingNode && !strings.HasSuffix(d.kind, "List") {
+		d.lines.offset = offset
+		decodeObject(file, d.json, d.lines, d.apiVersion, d.kind, d.root.line+offset, emit, fail)
+		return
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc.data, &root); err != nil {
+		fail(yamlError(file, doc, err))
+		return
+	}
+	if len(root.Content) > 0 {
+		decodeNode(file, root.Content[0], offset, emit, fail)
+	}
 }
 
 // yamlError turns a parser error into an Error at the file's line.
