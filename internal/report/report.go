@@ -126,43 +126,71 @@ func (r *Report) Summary() Summary {
 // against (their pods do not run on Fargate, and the summary counts neither
 // them nor their price), reading the findings once.
 func (r *Report) summarize() (Summary, map[objectKey]bool) {
-	var s Summary
+	z := r.newSummarizer()
+	for f := range r.findings() {
+		z.finding(f)
+	}
+	for w := range r.Workloads.Sorted() {
+		z.workload(w)
+	}
+	return z.summary(), z.blocked
+}
+
+// summarizer adds up a report's Summary from its findings, then its
+// workloads, as they are read: the JSON writer counts what it writes.
+type summarizer struct {
+	s       Summary
+	errors  int
+	spilled bool
 	// seen holds a hash of each object with findings, not its key: a report
 	// of a hundred thousand objects would hold 12 MB of keys for a count.
 	// Spilled findings come by file (the spool's order), and an object is
 	// of one file: seen then holds the objects of one file at a time.
-	seen, blocked, seed := map[uint64]bool{}, map[objectKey]bool{}, maphash.MakeSeed()
-	file := ""
-	for f := range r.findings() {
-		if r.Spilled != nil && f.Source.File != file {
-			clear(seen)
-			file = f.Source.File
-		}
-		k := objectKey{f.Object, f.Source.File}
-		s.Findings++
-		switch f.Severity {
-		case rules.Blocker:
-			s.Blocker++
-			blocked[k] = true
-		case rules.Warning:
-			s.Warning++
-		case rules.Info:
-			s.Info++
-		}
-		if h := maphash.Comparable(seed, k); !seen[h] {
-			seen[h] = true
-			s.Objects++
-		}
+	seen    map[uint64]bool
+	seed    maphash.Seed
+	file    string
+	blocked map[objectKey]bool
+}
+
+func (r *Report) newSummarizer() *summarizer {
+	return &summarizer{errors: len(r.Errors), spilled: r.Spilled != nil, seen: map[uint64]bool{}, seed: maphash.MakeSeed(), blocked: map[objectKey]bool{}}
+}
+
+func (z *summarizer) finding(f rules.Finding) {
+	if z.spilled && f.Source.File != z.file {
+		clear(z.seen)
+		z.file = f.Source.File
 	}
-	s.Errors = len(r.Errors)
-	for w := range r.Workloads.Sorted() {
-		if w.Runs() && !blocked[objectKey{w.Ref, w.Source.File}] {
-			s.FargateWorkloads++
-			s.MonthlyCostUSD += monthly(w)
-		}
+	k := objectKey{f.Object, f.Source.File}
+	z.s.Findings++
+	switch f.Severity {
+	case rules.Blocker:
+		z.s.Blocker++
+		z.blocked[k] = true
+	case rules.Warning:
+		z.s.Warning++
+	case rules.Info:
+		z.s.Info++
 	}
+	if h := maphash.Comparable(z.seed, k); !z.seen[h] {
+		z.seen[h] = true
+		z.s.Objects++
+	}
+}
+
+func (z *summarizer) workload(w *rules.Workload) {
+	if w.Runs() && !z.blocked[objectKey{w.Ref, w.Source.File}] {
+		z.s.FargateWorkloads++
+		z.s.MonthlyCostUSD += monthly(w)
+	}
+}
+
+// summary is the Summary of what the summarizer was given.
+func (z *summarizer) summary() Summary {
+	s := z.s
+	s.Errors = z.errors
 	s.MonthlyCostUSD = cents(s.MonthlyCostUSD)
-	return s, blocked
+	return s
 }
 
 // objectKey tells the objects of a report apart.
