@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -tags kustomize_disable_go_plugin_support -o "$work/fargatekit" ./cmd/fargatekit # as a release is built
+go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/fargatekit" ./cmd/fargatekit # as a release is built (.goreleaser.yaml)
 
 # measure NAME COMMAND...: one row of the table; a tool's exit code (1 when
 # it finds something) is not a failure.

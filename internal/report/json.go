@@ -229,8 +229,9 @@ func jsonOptions(prefix string) jsonv2.Options {
 var elementOptions = jsonOptions("    ")
 
 // arrayBatch is how many elements of an array one goroutine encodes at a
-// time.
-const arrayBatch = 256
+// time: at 256, the batches in flight added 5 MB to the peak of a report of
+// 100,000 objects, for 60 ms less (of 0.8 s) than 64.
+const arrayBatch = 64
 
 // writeArray writes one of the report's arrays, the JSON of conv of each
 // element of seq, as the Encoder of the whole report would: seq is read on
