@@ -49,13 +49,18 @@ func decodeNode(file string, n *yaml.Node, offset int, emit func(*object.Object)
 		fail(Error{File: file, Line: cmp.Or(at, line), Message: msg})
 		return
 	}
-	decodeObject(file, data, newLineIndex(n, offset), scalar(n, "apiVersion"), scalar(n, "kind"), line, emit, fail)
+	decodeObject(file, data, newLineIndex(n, offset), scalar(n, "apiVersion"), scalar(n, "kind"), line, false, emit, fail)
 }
 
 // decodeObject decodes one object's JSON, of the given apiVersion and kind
-// when they are strings in it, read from line of file.
-func decodeObject(file string, data []byte, lines *lineIndex, apiVersion, kind string, line int, emit func(*object.Object), fail func(Error)) {
-	obj, err := object.Decode(apiVersion, kind, data, object.Source{File: file, Line: line}, lines)
+// when they are strings in it, read from line of file; checked says that no
+// value in it is a quantity of an extreme exponent (object.DecodeChecked).
+func decodeObject(file string, data []byte, lines *lineIndex, apiVersion, kind string, line int, checked bool, emit func(*object.Object), fail func(Error)) {
+	decode := object.Decode
+	if checked {
+		decode = object.DecodeChecked
+	}
+	obj, err := decode(apiVersion, kind, data, object.Source{File: file, Line: line}, lines)
 	if err != nil {
 		var fe *object.FieldError
 		msg := err.Error()

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
 // A parser for the YAML that manifests are written in, which writes the
@@ -37,6 +39,10 @@ type fastDoc struct {
 	// apiVersion and kind are root's fields of those names when their
 	// values are strings.
 	apiVersion, kind string
+	// extreme is true when a value may be read as a quantity of an
+	// object.ExtremeExponent: the document is decoded with object.Decode,
+	// which checks each quantity, not object.DecodeChecked.
+	extreme bool
 }
 
 // value is what the parser knows of a node it has read: a scalar's tag and
@@ -80,7 +86,7 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 		p.decline() // something after the root node; an index newLineIndex would cut
 	}
 	p.index[0] = lineNode{line: int32(root.line), first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
-	return fastDoc{root: root, json: p.json, lines: &lineIndex{nodes: slices.Clone(p.index)}, apiVersion: p.apiVersion, kind: p.kind}, true
+	return fastDoc{root: root, json: p.json, lines: &lineIndex{nodes: slices.Clone(p.index)}, apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
 }
 
 // decline is the panic with which the parser gives a document up.
@@ -107,6 +113,7 @@ type fastParser struct {
 	stack []lineNode
 	// apiVersion and kind are the root mapping's, when strings.
 	apiVersion, kind string
+	extreme          bool // see fastDoc
 }
 
 func (p *fastParser) decline() { panic(decline{}) }
@@ -121,6 +128,16 @@ func (p *fastParser) scalarJSON(v value) {
 		p.decline()
 	}
 	p.json = b
+	p.quantity(v.text)
+}
+
+// quantity notes a value that may be read as a quantity of an extreme
+// exponent: as unmarshalQuantity reads it, spaces trimmed; its exponent's
+// digits end it.
+func (p *fastParser) quantity(text string) {
+	if t := strings.TrimSpace(text); len(t) >= len("e1000") && t[len(t)-1]-'0' < 10 && object.ExtremeExponent(t) {
+		p.extreme = true
+	}
 }
 
 // key writes a mapping's key as JSON (after a comma unless it is the first,
@@ -613,6 +630,7 @@ func (p *fastParser) literal(parent int) value {
 	}
 	v.text = b.String()
 	p.json = appendString(p.json, v.text)
+	p.quantity(v.text)
 	p.pos = p.lineStart
 	p.nextContent()
 	return v

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
 // sameIndex describes the first difference between two line indexes: the
@@ -29,9 +31,28 @@ func sameIndex(fast, lib *lineIndex, f, l *lineNode, path string) error {
 	return nil
 }
 
+// extremeValue reports whether a scalar under n, not a key, would be read
+// as a quantity of an object.ExtremeExponent.
+func extremeValue(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return object.ExtremeExponent(strings.TrimSpace(n.Value))
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			if extremeValue(n.Content[i]) {
+				return true
+			}
+		}
+	case yaml.SequenceNode:
+		return slices.ContainsFunc(n.Content, extremeValue)
+	}
+	return false
+}
+
 // differ parses data with the fast parser and with yaml.v3, toJSON's direct
 // path and newLineIndex, and describes how they differ: JSON, lines, the
-// root's kind and line, apiVersion and kind; "" when they agree or the fast
+// root's kind and line, apiVersion and kind, whether a value is a quantity
+// of an extreme exponent; "" when they agree or the fast
 // parser declines.
 func differ(data string) (accepted bool, diff string) {
 	fast, ok := new(fastParser).parse([]byte(data))
@@ -63,6 +84,9 @@ func differ(data string) (accepted bool, diff string) {
 	if err := sameIndex(fast.lines, lines, &fast.lines.nodes[0], &lines.nodes[0], ""); err != nil {
 		return true, err.Error()
 	}
+	if want := extremeValue(n); fast.extreme != want {
+		return true, fmt.Sprintf("fast parser noted a quantity of an extreme exponent: %v, yaml.v3's tree has one: %v", fast.extreme, want)
+	}
 	if fast.apiVersion != scalar(n, "apiVersion") || fast.kind != scalar(n, "kind") {
 		return true, fmt.Sprintf("fast apiVersion %q kind %q, yaml.v3 %q %q", fast.apiVersion, fast.kind, scalar(n, "apiVersion"), scalar(n, "kind"))
 	}
@@ -87,6 +111,7 @@ var fastYAMLSeeds = []string{
 	"a: [b, c]x\n", "a: \"x\"y\n", "a: {b: c} # c\n", "- {a: b}\n- [c]\n", "a: -x\nb: -1\nc: - \n",
 	strings.Repeat("k", 1100) + ": v\n", "'" + strings.Repeat("k", 1100) + "': v\n", "a: [" + strings.Repeat("k", 1100) + "]\n",
 	"{a: 1}: b\n", "a: [b: c]\n", "a: [nginx:1.27, {image: x:1}, 'q':, c?d, e:]\n", "a: [b, c:d]\nb: {c:d}\n", "a: {\"b\":c}\n", "a: {b : c}\n", "a: 0b101\nb: 0o17\nc: -0x1F\nd: 1_0.5\n",
+	"cpu: \"1E-777777771\"\nm: {a: ' 2e1000 '}\nl: |-\n  e99999\nk: [1e0003, 1E-999]\n1e99999: x\n", "k: [a, '1e1000']\n", "k: 1e0003\n",
 }
 
 // TestFastYAML: the fast parser gives yaml.v3's JSON and lines for every

@@ -83,6 +83,8 @@ func TestParse(t *testing.T) {
 			got{Objects: []string{"Pod/p@1"}, Errors: []string{`8: Pod/p: field spec.containers[0].resources.requests.cpu: quantity "1E-777777771": its exponent is out of range`}}},
 		{"a quantity of an extreme exponent and a space is refused", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      resources:\n        requests: {cpu: \"1E-777777771 \"}\n",
 			got{Objects: []string{"Pod/p@1"}, Errors: []string{`8: Pod/p: field spec.containers[0].resources.requests.cpu: quantity "1E-777777771 ": its exponent is out of range`}}},
+		{"a quantity of an extreme exponent in a literal block is refused", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      resources:\n        requests:\n          cpu: |-\n            1E-777777771\n",
+			got{Objects: []string{"Pod/p@1"}, Errors: []string{`9: Pod/p: field spec.containers[0].resources.requests.cpu: quantity "1E-777777771": its exponent is out of range`}}},
 		{"near miss: a quantity of three exponent digits", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n      resources:\n        requests: {cpu: \"1E-100\", memory: 1Ei}\n",
 			got{Objects: []string{"Pod/p@1"}}},
 		{"base64 on several lines, as the API server reads it", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nbinaryData:\n  k: |\n    AAAA\n    BBBB\n",

@@ -69,7 +69,7 @@ func repositoryObjects(t testing.TB) (keys []string, docs [][]byte) {
 // semantically equal objects.
 func sameDecoding(key string, data []byte) string {
 	got, want := kinds[key](), kinds[key]()
-	errGot, errWant := unmarshal(data, got), kjson.UnmarshalCaseSensitivePreserveInts(data, want)
+	errGot, errWant := unmarshal(data, got, decodeOptions), kjson.UnmarshalCaseSensitivePreserveInts(data, want)
 	switch {
 	case errGot != nil && errWant != nil:
 		return ""
