@@ -135,7 +135,12 @@ func (p *fastParser) scalarJSON(v value) {
 // exponent: as unmarshalQuantity reads it, spaces trimmed; its exponent's
 // digits end it.
 func (p *fastParser) quantity(text string) {
-	if t := strings.TrimSpace(text); len(t) >= len("e1000") && t[len(t)-1]-'0' < 10 && object.ExtremeExponent(t) {
+	t := strings.TrimSpace(text)
+	digits := len(t)
+	for digits > 0 && t[digits-1]-'0' < 10 {
+		digits--
+	}
+	if len(t)-digits > 3 && object.ExtremeExponent(t) { // most values do not end in four digits
 		p.extreme = true
 	}
 }
@@ -416,22 +421,32 @@ func (p *fastParser) scalar(flow bool) value {
 		p.longKey(start)
 		return v
 	}
-	start, end := p.pos, p.pos
-	for i := p.pos; ; i++ {
-		if i >= len(p.src) || p.src[i] == '\n' {
-			p.pos = i
+	stops := plainStops
+	if flow {
+		stops = flowStops
+	}
+	start, end, i := p.pos, p.pos, p.pos
+	for {
+		j := i
+		for j < len(p.src) && !stops[p.src[j]] {
+			j++
+		}
+		if j > i {
+			end = j
+		}
+		if i = j; i >= len(p.src) {
 			break
 		}
 		c := p.src[i]
-		if c == ':' && p.blank(i+1) || c == '#' && p.src[i-1] == ' ' ||
-			flow && flowIndicator(c) {
-			p.pos = i
+		if c == '\n' || c == ':' && p.blank(i+1) || c == '#' && p.src[i-1] == ' ' || flow && flowIndicator(c) {
 			break
 		}
 		if c != ' ' {
 			end = i + 1
 		}
+		i++
 	}
+	p.pos = i
 	v.text = p.src[start:end]
 	p.longKey(start)
 	var ok bool
@@ -439,6 +454,18 @@ func (p *fastParser) scalar(flow bool) value {
 		p.decline()
 	}
 	return v
+}
+
+// plainStops are the bytes at which scalar looks whether a plain scalar
+// ends (or where its text ends, before spaces); flowStops, in a flow.
+var plainStops, flowStops = stops(" \n:#"), stops(" \n:#,?[]{}")
+
+func stops(bytes string) *[256]bool {
+	var t [256]bool
+	for i := range len(bytes) {
+		t[bytes[i]] = true
+	}
+	return &t
 }
 
 // flowIndicator reports whether c ends a plain scalar in a flow collection.

@@ -152,11 +152,11 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			if c < utf8.RuneSelf {
-				i++
-				continue
-			}
+		if plainJSON[c] {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
 			_, size := utf8.DecodeRuneInString(s[i:])
 			i += size
 			continue
@@ -180,3 +180,12 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// plainJSON are the bytes a JSON string holds as they are: ASCII but for
+// control characters, '"' and '\\'.
+var plainJSON = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
