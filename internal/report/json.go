@@ -230,7 +230,7 @@ var elementOptions = jsonOptions("    ")
 
 // arrayBatch is how many elements of an array one goroutine encodes at a
 // time: at 256, the batches in flight added 5 MB to the peak of a report of
-// 100,000 objects, for 60 ms less (of 0.8 s) than 64.
+// 100,000 objects and saved 60 ms of 0.8 s.
 const arrayBatch = 64
 
 // writeArray writes one of the report's arrays, the JSON of conv of each
@@ -245,7 +245,10 @@ func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func
 		data []byte
 		err  error
 	}
-	pending := make(chan chan encoded, 2*runtime.GOMAXPROCS(0))
+	// A batch per core in flight besides those being read and written:
+	// twice as many added 3 MB to the peak of a report of 100,000 objects
+	// and saved 30 ms of 0.8 s.
+	pending := make(chan chan encoded, runtime.GOMAXPROCS(0))
 	var stop atomic.Bool
 	go func() {
 		defer close(pending)
