@@ -45,9 +45,9 @@ type fastDoc struct {
 	extreme bool
 }
 
-// value is what the parser knows of a node it has read: a scalar's tag and
-// text (not yet written as JSON: it may be a key), a collection's children
-// in the index (written).
+// value is what the parser knows of a node it has read: its line; a
+// scalar's tag, text and column (not yet written as JSON: it may be a key);
+// a collection's children in the index (written).
 type value struct {
 	kind         yaml.Kind
 	tag, text    string
@@ -321,7 +321,7 @@ func (p *fastParser) node(parent int, block bool) value {
 // mapping reads a block mapping indented by ind whose first key has been
 // read, pos at its ':'. The root mapping is the one read at depth 1.
 func (p *fastParser) mapping(ind int, key value) value {
-	m := value{kind: yaml.MappingNode, line: key.line, column: key.column}
+	m := value{kind: yaml.MappingNode, line: key.line}
 	start := len(p.stack)
 	var seen map[string]bool
 	p.json = append(p.json, '{')
@@ -357,9 +357,9 @@ func (p *fastParser) mapping(ind int, key value) value {
 // after reads the node after a key's ':' (key) or an item's '-', at pos,
 // in a block collection indented by ind: on the same line, on the lines
 // below indented deeper (or, after a key, a sequence indented by ind), or
-// none, an empty scalar where yaml.v3 puts it: just after the indicator.
+// none, an empty scalar on the indicator's line.
 func (p *fastParser) after(ind int, key bool) value {
-	line, column := p.line, p.column()+1
+	line := p.line
 	p.pos++
 	p.skipSpaces()
 	if !p.atLineEnd() {
@@ -373,13 +373,13 @@ func (p *fastParser) after(ind int, key bool) value {
 		return p.sequence()
 	}
 	p.json = append(p.json, "null"...)
-	return value{kind: yaml.ScalarNode, tag: "!!null", line: line, column: column}
+	return value{kind: yaml.ScalarNode, tag: "!!null", line: line}
 }
 
 // sequence reads a block sequence whose first '-' is at pos.
 func (p *fastParser) sequence() value {
 	ind := p.pos - p.lineStart
-	s := value{kind: yaml.SequenceNode, line: p.line, column: p.column()}
+	s := value{kind: yaml.SequenceNode, line: p.line}
 	start := len(p.stack)
 	p.json = append(p.json, '[')
 	for {
@@ -586,7 +586,7 @@ func (p *fastParser) literal(parent int) value {
 	if parent < 0 {
 		p.decline() // a document that is a block scalar
 	}
-	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line, column: p.column()}
+	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line}
 	p.pos++
 	chomp := byte(0)
 	if p.pos < len(p.src) && (p.src[p.pos] == '-' || p.src[p.pos] == '+') {
@@ -670,7 +670,7 @@ func (p *fastParser) flow(parent int) value {
 	p.enter()
 	defer func() { p.depth-- }()
 	mapping := p.src[p.pos] == '{'
-	v := value{kind: yaml.SequenceNode, line: p.line, column: p.column()}
+	v := value{kind: yaml.SequenceNode, line: p.line}
 	closing := byte(']')
 	if mapping {
 		v.kind, closing = yaml.MappingNode, '}'
