@@ -161,7 +161,11 @@ func newLineIndex(root *yaml.Node, offset int) *lineIndex {
 		for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxDepth; depth++ {
 			n = n.Alias
 		}
-		if len(l.nodes)+len(n.Content) > maxLineNodes {
+		children := len(n.Content)
+		if n.Kind == yaml.MappingNode {
+			children /= 2 // a key and its value are one node
+		}
+		if len(l.nodes)+children > maxLineNodes {
 			continue
 		}
 		e := &l.nodes[i]

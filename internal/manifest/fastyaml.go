@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,17 +47,37 @@ type fastDoc struct {
 }
 
 // value is what the parser knows of a node it has read: its line; a
-// scalar's tag, text and column (not yet written as JSON: it may be a key);
-// a collection's children in the index (written).
+// scalar's tag and text (not yet written as JSON: it may be a key); a
+// collection's children in the index (written).
 type value struct {
 	kind         yaml.Kind
 	tag, text    string
-	line, column int
+	line         int
 	first, count int32
 }
 
 // parsers holds the parsers not in use, with the buffers they grew.
 var parsers = sync.Pool{New: func() any { return new(fastParser) }}
+
+// maxKept bounds the buffers a parser keeps for the next document: one
+// large document does not hold its memory for the rest of the run.
+const maxKept = 1 << 20
+
+// release puts p back in parsers, without the document it read and
+// without buffers grown past maxKept.
+func (p *fastParser) release() {
+	p.src = ""
+	if cap(p.json) > maxKept {
+		p.json = nil
+	}
+	if cap(p.index)*int(unsafe.Sizeof(lineNode{})) > maxKept {
+		p.index = nil
+	}
+	if cap(p.stack)*int(unsafe.Sizeof(lineNode{})) > maxKept {
+		p.stack = nil
+	}
+	parsers.Put(p)
+}
 
 // parse parses one document; ok is false when the parser declines.
 func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
@@ -136,11 +157,11 @@ func (p *fastParser) scalarJSON(v value) {
 // digits end it.
 func (p *fastParser) quantity(text string) {
 	t := strings.TrimSpace(text)
-	digits := len(t)
-	for digits > 0 && t[digits-1]-'0' < 10 {
-		digits--
+	i := len(t)
+	for i > 0 && t[i-1]-'0' < 10 {
+		i--
 	}
-	if len(t)-digits > 3 && object.ExtremeExponent(t) { // most values do not end in four digits
+	if len(t)-i > 3 && object.ExtremeExponent(t) { // most values do not end in four digits
 		p.extreme = true
 	}
 }
@@ -302,7 +323,7 @@ func (p *fastParser) node(parent int, block bool) value {
 		return v
 	case c == '|':
 		return p.literal(parent)
-	case strings.IndexByte("&*!?:,]}#>%@`", c) >= 0:
+	case strings.IndexByte(blockIndicators, c) >= 0:
 		p.decline()
 	}
 	col := p.column()
@@ -326,9 +347,6 @@ func (p *fastParser) mapping(ind int, key value) value {
 	var seen map[string]bool
 	p.json = append(p.json, '{')
 	for {
-		if key.column-1 != ind {
-			p.decline()
-		}
 		p.key(key, start, &seen)
 		v := p.after(ind, true)
 		p.child(key.text, key.line, v)
@@ -341,7 +359,7 @@ func (p *fastParser) mapping(ind int, key value) value {
 		if p.ind > ind {
 			p.decline()
 		}
-		if c := p.src[p.pos]; c == '-' || c == '|' || c == '{' || c == '[' || strings.IndexByte("&*!?:,]}#>%@`", c) >= 0 {
+		if c := p.src[p.pos]; c == '-' || c == '|' || c == '{' || c == '[' || strings.IndexByte(blockIndicators, c) >= 0 {
 			p.decline()
 		}
 		key = p.scalar(false)
@@ -410,7 +428,7 @@ func (p *fastParser) sequence() value {
 // after it (and after the spaces that follow a plain one); flow says
 // whether it is inside a flow collection.
 func (p *fastParser) scalar(flow bool) value {
-	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line, column: p.column()}
+	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line}
 	if c := p.src[p.pos]; c == '"' || c == '\'' {
 		start := p.pos
 		if c == '"' {
@@ -456,9 +474,16 @@ func (p *fastParser) scalar(flow bool) value {
 	return v
 }
 
+// blockIndicators are the bytes the parser declines at the start of a node
+// in a block collection (or handles apart: '-', '|', '{', '[').
+const blockIndicators = "&*!?:,]}#>%@`"
+
+// flowEnds are the bytes that end a plain scalar in a flow collection.
+const flowEnds = ",?[]{}"
+
 // plainStops are the bytes at which scalar looks whether a plain scalar
 // ends (or where its text ends, before spaces); flowStops, in a flow.
-var plainStops, flowStops = stops(" \n:#"), stops(" \n:#,?[]{}")
+var plainStops, flowStops = stops(" \n:#"), stops(" \n:#" + flowEnds)
 
 func stops(bytes string) *[256]bool {
 	var t [256]bool
@@ -469,13 +494,7 @@ func stops(bytes string) *[256]bool {
 }
 
 // flowIndicator reports whether c ends a plain scalar in a flow collection.
-func flowIndicator(c byte) bool {
-	switch c {
-	case ',', '?', '[', ']', '{', '}':
-		return true
-	}
-	return false
-}
+func flowIndicator(c byte) bool { return strings.IndexByte(flowEnds, c) >= 0 }
 
 // longKey declines a scalar from start to pos that is a key (':' follows,
 // after spaces) longer than the 1024 characters yaml.v3 allows a key.
@@ -705,10 +724,7 @@ func (p *fastParser) flow(parent int) value {
 			p.child("", item.line, item)
 			continue
 		}
-		if c := p.src[p.pos]; c == '{' || c == '[' || flowIndicatorStart(c) || c == '-' && p.blank(p.pos+1) {
-			p.decline() // a collection as a key, or what flowItem declines
-		}
-		key := p.scalar(true)
+		key := p.flowScalar()
 		p.flowSpace(parent)
 		if p.line != key.line || p.src[p.pos] != ':' || !p.blank(p.pos+1) {
 			p.decline()
@@ -731,28 +747,28 @@ func (p *fastParser) flow(parent int) value {
 	return v
 }
 
-// flowIndicatorStart reports whether a flow item cannot start with c: in a
-// flow, ':' is always a value indicator, '?' always a key's.
-func flowIndicatorStart(c byte) bool {
-	return strings.IndexByte("&*!?|>%@`#:,]}", c) >= 0
-}
-
 // flowItem reads a scalar or a nested collection in a flow collection,
 // writes it as JSON, and skips the spaces after it.
 func (p *fastParser) flowItem(parent int) value {
 	var v value
-	c := p.src[p.pos]
-	switch {
-	case c == '{' || c == '[':
+	if c := p.src[p.pos]; c == '{' || c == '[' {
 		v = p.flow(parent)
-	case flowIndicatorStart(c) || c == '-' && p.blank(p.pos+1):
-		p.decline()
-	default:
-		v = p.scalar(true)
+	} else {
+		v = p.flowScalar()
 		p.scalarJSON(v)
 	}
 	p.flowSpace(parent)
 	return v
+}
+
+// flowScalar reads a scalar in a flow collection, and declines what else
+// may start there (a collection, where a key is read): in a flow, ':' is
+// always a value indicator, '?' always a key's.
+func (p *fastParser) flowScalar() value {
+	if c := p.src[p.pos]; c == '{' || c == '[' || strings.IndexByte("&*!?|>%@`#:,]}", c) >= 0 || c == '-' && p.blank(p.pos+1) {
+		p.decline()
+	}
+	return p.scalar(true)
 }
 
 // flowSpace skips spaces, comments and line breaks in a flow collection;

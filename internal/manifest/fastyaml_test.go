@@ -111,7 +111,8 @@ var fastYAMLSeeds = []string{
 	"a: [b, c]x\n", "a: \"x\"y\n", "a: {b: c} # c\n", "- {a: b}\n- [c]\n", "a: -x\nb: -1\nc: - \n",
 	strings.Repeat("k", 1100) + ": v\n", "'" + strings.Repeat("k", 1100) + "': v\n", "a: [" + strings.Repeat("k", 1100) + "]\n",
 	"{a: 1}: b\n", "a: [b: c]\n", "a: [nginx:1.27, {image: x:1}, 'q':, c?d, e:]\n", "a: [b, c:d]\nb: {c:d}\n", "a: {\"b\":c}\n", "a: {b : c}\n", "a: 0b101\nb: 0o17\nc: -0x1F\nd: 1_0.5\n",
-	"cpu: \"1E-777777771\"\nm: {a: ' 2e1000 '}\nl: |-\n  e99999\nk: [1e0003, 1E-999]\n1e99999: x\n", "k: [a, '1e1000']\n", "k: 1e0003\n",
+	"cpu: \"1E-777777771\"\nm: {a: ' 2e1000 '}\nl: |-\n  e99999\nk: [1e0003, 1E-999]\n'1e99999': x\n", "k: [a, '1e1000']\n", "k: 1e0003\n",
+	"'1e99999': x\n", "{'1e99999': x}\n", "k: [1e-7777]\n",
 }
 
 // TestFastYAML: the fast parser gives yaml.v3's JSON and lines for every
@@ -122,9 +123,17 @@ func TestFastYAML(t *testing.T) {
 			t.Errorf("%s\n%s", diff, seed)
 		}
 	}
-	for _, doc := range []string{deployment, "a:\n- x\n- y:\n    z: 1\n  w: 2\n", "k: |\n  x\n"} {
-		if _, ok := new(fastParser).parse([]byte(doc)); !ok {
+	for doc, extreme := range map[string]bool{
+		deployment: false, "a:\n- x\n- y:\n    z: 1\n  w: 2\n": false, "k: |\n  x\n": false,
+		"cpu: '1E-777777771'\n": true, "k: {a: [\" 2e1000\"]}\n": true, "l: |-\n  e99999\n": true,
+		"'1e99999': x\n": false, "k: [1e0003, 1E-999, 8080]\n": false,
+	} {
+		d, ok := new(fastParser).parse([]byte(doc))
+		if !ok {
 			t.Errorf("fast parser declined:\n%s", doc)
+		}
+		if d.extreme != extreme {
+			t.Errorf("a quantity of an extreme exponent: %v, want %v:\n%s", d.extreme, extreme, doc)
 		}
 	}
 	for _, doc := range []string{"a: &x 1\n", "a: !t x\n", "a: 2001-12-14\n", "<<: {a: 1}\n", "a: >\n  x\n", "a: x\n  y\n",

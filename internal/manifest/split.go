@@ -92,7 +92,7 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 // knows).
 func parseDocument(file string, doc document, emit func(*object.Object), fail func(Error)) {
 	p := parsers.Get().(*fastParser)
-	defer parsers.Put(p) // the JSON is decoded before it returns
+	defer p.release() // the JSON is decoded before it returns
 	d, ok := p.parse(doc.data)
 	if ok && d.root.kind == 0 {
 		return // empty document: comments or nothing

@@ -234,7 +234,8 @@ var elementOptions = jsonOptions("    ")
 const arrayBatch = 64
 
 // writeArray writes one of the report's arrays, the JSON of conv of each
-// element of seq, as the Encoder of the whole report would: seq is read on
+// element of seq, as the Encoder of the whole report would (but for
+// invalid UTF-8, see jsonOptions): seq is read on
 // a goroutine of its own, and the elements are encoded in batches on every
 // core, then written in order (a large report is mostly these arrays).
 func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func(T) J) error {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"k8s.io/apimachinery/pkg/api/equality"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
@@ -66,17 +67,25 @@ func repositoryObjects(t testing.TB) (keys []string, docs [][]byte) {
 // sameDecoding decodes data into a new value of kind key with unmarshal and
 // with the encoding/json that sigs.k8s.io/json wraps, which the API server
 // uses, and says how they differ: "" when both fail, or both give
-// semantically equal objects.
+// semantically equal objects. unmarshal runs with Decode's options and,
+// unless data may hold a quantity of an ExtremeExponent, DecodeChecked's.
 func sameDecoding(key string, data []byte) string {
-	got, want := kinds[key](), kinds[key]()
-	errGot, errWant := unmarshal(data, got, decodeOptions), kjson.UnmarshalCaseSensitivePreserveInts(data, want)
-	switch {
-	case errGot != nil && errWant != nil:
-		return ""
-	case errGot != nil || errWant != nil:
-		return "unmarshal: " + errString(errGot) + "; encoding/json: " + errString(errWant)
-	case !equality.Semantic.DeepEqual(want, got):
-		return "decoded objects differ"
+	want := kinds[key]()
+	errWant := kjson.UnmarshalCaseSensitivePreserveInts(data, want)
+	options := map[string]json.Options{"Decode": decodeOptions, "DecodeChecked": checkedOptions}
+	if extremeExponent.Match(data) {
+		delete(options, "DecodeChecked")
+	}
+	for name, opts := range options {
+		got := kinds[key]()
+		errGot := unmarshal(data, got, opts)
+		switch {
+		case errGot != nil && errWant != nil:
+		case errGot != nil || errWant != nil:
+			return name + ": unmarshal: " + errString(errGot) + "; encoding/json: " + errString(errWant)
+		case !equality.Semantic.DeepEqual(want, got):
+			return name + ": decoded objects differ"
+		}
 	}
 	return ""
 }
@@ -147,3 +156,15 @@ func TestExtremeExponent(t *testing.T) {
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+// TestQuantityEscape: the e of an escape (\u001e) is no exponent, and
+// ParseQuantity refuses a backslash at once: Decode and DecodeChecked refuse
+// such a quantity alike.
+func TestQuantityEscape(t *testing.T) {
+	data := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"\u001e7777"}}}]}}`)
+	_, err := Decode("v1", "Pod", data, Source{}, nil)
+	_, errChecked := DecodeChecked("v1", "Pod", data, Source{}, nil)
+	if err == nil || errChecked == nil || err.Error() != errChecked.Error() || strings.Contains(err.Error(), "exponent") {
+		t.Errorf("Decode: %v; DecodeChecked: %v; want the same error, not about an exponent", err, errChecked)
+	}
+}
