@@ -139,8 +139,6 @@ type fastParser struct {
 
 func (p *fastParser) decline() { panic(decline{}) }
 
-func (p *fastParser) column() int { return p.pos - p.lineStart + 1 }
-
 // scalarJSON writes a scalar value as JSON, or declines one JSON cannot
 // spell as toJSON does.
 func (p *fastParser) scalarJSON(v value) {
@@ -301,8 +299,9 @@ func (p *fastParser) newLine(start int) {
 }
 
 // node reads the node that starts at pos, in a block collection indented
-// by parent (-1 at the root), and writes it as JSON; block says whether the node may be a block mapping or
-// sequence starting on this line (not after "key: ").
+// by parent (-1 at the root), and writes it as JSON; block says whether the
+// node may be a block mapping or sequence starting on this line (not after
+// "key: ").
 func (p *fastParser) node(parent int, block bool) value {
 	p.enter()
 	defer func() { p.depth-- }()
@@ -326,13 +325,13 @@ func (p *fastParser) node(parent int, block bool) value {
 	case strings.IndexByte(blockIndicators, c) >= 0:
 		p.decline()
 	}
-	col := p.column()
+	ind := p.pos - p.lineStart
 	v := p.scalar(false)
 	if p.pos < len(p.src) && p.src[p.pos] == ':' && p.blank(p.pos+1) {
 		if !block {
 			p.decline() // "a: b: c"
 		}
-		return p.mapping(col-1, v)
+		return p.mapping(ind, v)
 	}
 	p.endLine()
 	p.scalarJSON(v)

@@ -139,9 +139,8 @@ func (r *Report) summarize() (Summary, map[objectKey]bool) {
 // summarizer adds up a report's Summary from its findings, then its
 // workloads, as they are read: the JSON writer counts what it writes.
 type summarizer struct {
-	s       Summary
-	errors  int
-	spilled bool
+	r *Report
+	s Summary
 	// seen holds a hash of each object with findings, not its key: a report
 	// of a hundred thousand objects would hold 12 MB of keys for a count.
 	// Spilled findings come by file (the spool's order), and an object is
@@ -153,11 +152,11 @@ type summarizer struct {
 }
 
 func (r *Report) newSummarizer() *summarizer {
-	return &summarizer{errors: len(r.Errors), spilled: r.Spilled != nil, seen: map[uint64]bool{}, seed: maphash.MakeSeed(), blocked: map[objectKey]bool{}}
+	return &summarizer{r: r, seen: map[uint64]bool{}, seed: maphash.MakeSeed(), blocked: map[objectKey]bool{}}
 }
 
 func (z *summarizer) finding(f rules.Finding) {
-	if z.spilled && f.Source.File != z.file {
+	if z.r.Spilled != nil && f.Source.File != z.file {
 		clear(z.seen)
 		z.file = f.Source.File
 	}
@@ -188,7 +187,7 @@ func (z *summarizer) workload(w *rules.Workload) {
 // summary is the Summary of what the summarizer was given.
 func (z *summarizer) summary() Summary {
 	s := z.s
-	s.Errors = z.errors
+	s.Errors = len(z.r.Errors)
 	s.MonthlyCostUSD = cents(s.MonthlyCostUSD)
 	return s
 }
