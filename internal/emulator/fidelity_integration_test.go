@@ -130,6 +130,7 @@ func (c *cluster) freeAddresses() func(subnet string) int {
 // and go, 500 times, across a restart of the emulator. EC2's
 // AvailableIpAddressCount counts what is really free.
 func TestIntegrationPodAddresses(t *testing.T) {
+	t.Parallel()
 	c := start(t, "small-subnet")
 	freeAddresses := c.freeAddresses()
 	c.namespace("apps")
@@ -190,6 +191,7 @@ func TestIntegrationPodAddresses(t *testing.T) {
 // reports the profile's subnets (LV011), and when a pod goes its address
 // goes to the waiting pod.
 func TestIntegrationSubnetFull(t *testing.T) {
+	t.Parallel()
 	c := start(t, "small-subnet")
 	freeAddresses := c.freeAddresses()
 	c.namespace("small")
@@ -265,6 +267,7 @@ func describedEvents(out string) []string {
 // state follows the aws-logging ConfigMap as it was when the pod was
 // created, and an invalid ConfigMap gives the problem check's FG051 names.
 func TestIntegrationLoggingEvents(t *testing.T) {
+	t.Parallel()
 	c := start(t, "small-subnet")
 	c.namespace("apps")
 	describe := func(pod string) (annotation string, events []string) {

@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/fargatekit/fargatekit/internal/doccheck"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
@@ -40,6 +39,10 @@ import (
 // its daemon from it, as `fargatekit emulator up` does.
 var fargatekitBin string
 
+// The integration tests (TestIntegration*) run in parallel, each on its own
+// emulator: two at a time on two cores (go test's -parallel is GOMAXPROCS),
+// since an emulator mostly waits. Every test chooses free ports and state
+// directories of its own.
 func TestMain(m *testing.M) {
 	if os.Getenv("FARGATEKIT_CONTROLPLANE") == "" {
 		os.Exit(m.Run()) // the integration tests skip, or fail when required: no binary to build
@@ -378,6 +381,7 @@ func (c *cluster) mergeDeletingFirst(between ...func()) {
 // examples/incident: merging four per-namespace profiles into one by
 // deleting first moves the pods to EC2 nodes, where they stay until restarted.
 func TestIntegrationProfileMergeIncident(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	c.deployIncident()
 	c.mergeDeletingFirst()
@@ -400,6 +404,7 @@ func TestIntegrationProfileMergeIncident(t *testing.T) {
 // the merged profile, wait until it is ACTIVE, then delete the old ones.
 // The pods never leave Fargate.
 func TestIntegrationTwoPhaseMerge(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	c.deployIncident()
 	if err := c.createProfile("apps", incidentNamespaces...); err != nil {
@@ -442,6 +447,7 @@ func isDeleted(ns, gone string) bool {
 // TestIntegrationOneOperationAtATime: the second of two creations in a row is
 // refused with EKS's ResourceInUseException, and the AWS CLI's waiter works.
 func TestIntegrationOneOperationAtATime(t *testing.T) {
+	t.Parallel()
 	c := start(t, "one-at-a-time")
 	if err := c.createProfile("first", "a"); err != nil {
 		t.Fatal(err)
@@ -460,6 +466,7 @@ func TestIntegrationOneOperationAtATime(t *testing.T) {
 // TestIntegrationAZSpread: fargate-scheduler picks a subnet (an AZ) uniformly
 // at random for every pod, ignoring the pods' zone anti-affinity.
 func TestIntegrationAZSpread(t *testing.T) {
+	t.Parallel()
 	c := start(t, "az-spread")
 	c.namespace("apps")
 	c.deploy(deployment("apps", "web", 3, func(p *corev1.PodTemplateSpec) {
@@ -520,6 +527,7 @@ func TestIntegrationAZSpread(t *testing.T) {
 // TestIntegrationRefusedPods: fargate-scheduler leaves what Fargate refuses
 // Pending, with its Warning event.
 func TestIntegrationRefusedPods(t *testing.T) {
+	t.Parallel()
 	c := start(t, "refused")
 	c.namespace("apps")
 	c.deploy(deployment("apps", "hostnet", 1, func(p *corev1.PodTemplateSpec) { p.Spec.HostNetwork = true }))
@@ -554,6 +562,7 @@ func TestIntegrationRefusedPods(t *testing.T) {
 // settings say so, and a pod whose node selector asks for EC2 is sent to
 // fargate-scheduler all the same and refused.
 func TestIntegrationSettings(t *testing.T) {
+	t.Parallel()
 	settings := filepath.Join(t.TempDir(), "settings.yaml")
 	if err := os.WriteFile(settings, []byte("allowedCapabilities: [NET_ADMIN]\nrefusePrivilegeEscalation: true\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -582,6 +591,7 @@ func TestIntegrationSettings(t *testing.T) {
 // TestIntegrationDNSHostnamesDisabled: every Fargate node is fargate-null,
 // so only one Fargate pod runs.
 func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
+	t.Parallel()
 	c := start(t, "dns-hostnames")
 	c.namespace("apps")
 	c.deploy(deployment("apps", "web", 2, nil))
@@ -637,6 +647,7 @@ func TestIntegrationDNSHostnamesDisabled(t *testing.T) {
 // TestIntegrationCoreDNSComputeType: CoreDNS annotated compute-type ec2 stays
 // off Fargate although a profile matches it; without the annotation it lands there.
 func TestIntegrationCoreDNSComputeType(t *testing.T) {
+	t.Parallel()
 	c := start(t, "coredns")
 	d := deployment("kube-system", "coredns", 2, func(p *corev1.PodTemplateSpec) {
 		p.Labels["k8s-app"] = "kube-dns"
@@ -655,6 +666,7 @@ func TestIntegrationCoreDNSComputeType(t *testing.T) {
 // back with up, with nothing lost; a taken port is a clear error; down stops
 // every process the emulator started.
 func TestIntegrationLifecycle(t *testing.T) {
+	t.Parallel()
 	c := start(t, "one-at-a-time")
 	if err := c.createProfile("kept", "kept"); err != nil {
 		t.Fatal(err)
@@ -796,6 +808,7 @@ func processesOf(t *testing.T, state string) []emulator.Process {
 // without --config runs the recorded cluster; another --config is refused
 // with the fields that differ, until --recreate; delete removes it all.
 func TestIntegrationLifecycleRecorded(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
 	if len(processesOf(t, c.state)) != len(emulator.Components) {
@@ -842,6 +855,7 @@ func TestIntegrationLifecycleRecorded(t *testing.T) {
 // its emulator runs leaves orphans; up refuses to start a second control
 // plane there and names them, status calls them orphaned, down stops them.
 func TestIntegrationLifecycleOrphans(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	running := processesOf(t, c.state)
 	if err := os.RemoveAll(c.state); err != nil {
@@ -874,6 +888,7 @@ func TestIntegrationLifecycleOrphans(t *testing.T) {
 // TestIntegrationLifecycleKilled: status tells which component a kill -9
 // stopped, from the processes; up brings it back.
 func TestIntegrationLifecycleKilled(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	only := []string{"--state-dir", c.state, "--bin-dir", c.binDir}
 	for _, component := range emulator.Components {
@@ -909,6 +924,7 @@ func TestIntegrationLifecycleKilled(t *testing.T) {
 // commands find the emulator under the state root, and with two they list
 // them and ask for one; kubeconfig never prints a path that does not exist.
 func TestIntegrationLifecycleDiscovery(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cfg, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", "incident", "cluster.yaml"))
 	if err != nil {
@@ -952,79 +968,5 @@ func TestIntegrationLifecycleDiscovery(t *testing.T) {
 	}
 	if out, code := fk(t, root, "kubeconfig", "--state-dir", second); code != 2 || !strings.Contains(out, "has not been started") {
 		t.Errorf("kubeconfig of a never-started emulator (exit %d):\n%s", code, out)
-	}
-}
-
-// TestIntegrationDocuments runs, as written and in document order, every
-// document whose shell blocks start an emulator (README.md, docs/emulator.md,
-// examples/emulator/README.md): one shell per document, from a workspace
-// that looks like the repository, with the control plane's kubectl and the
-// AWS CLI on the PATH. A failure names the document and the line. The
-// output the documents show is compared by doccheck's unit test, block by
-// block.
-func TestIntegrationDocuments(t *testing.T) {
-	bin := controlPlane(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := doccheck.Blocks(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []string
-	byDoc := map[string][]doccheck.Block{}
-	for _, b := range blocks {
-		if b.Kind == doccheck.Emulator && !slices.Contains(docs, b.File) {
-			docs = append(docs, b.File)
-		}
-		if b.Kind == doccheck.Static || b.Kind == doccheck.Emulator { // not the blocks of other tests
-			byDoc[b.File] = append(byDoc[b.File], b)
-		}
-	}
-	if len(docs) < 3 {
-		t.Fatalf("documents with emulator blocks: %v", docs)
-	}
-	for _, doc := range docs {
-		t.Run(doc, func(t *testing.T) {
-			work, err := doccheck.Workspace(t.TempDir(), root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			state := t.TempDir()
-			env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"XDG_STATE_HOME="+state, "FARGATEKIT_CONTROLPLANE="+bin, "MAKEFLAGS=-s", "NO_COLOR=1")
-			t.Cleanup(func() { // whatever a failed walkthrough left running
-				dirs, _ := emulator.Find(filepath.Join(state, "fargatekit", "emulator"))
-				others, _ := emulator.Find("/tmp") // the documents name /tmp/fk-* state directories
-				for _, d := range others {
-					if strings.HasPrefix(d, "/tmp/fk-") {
-						dirs = append(dirs, d)
-					}
-				}
-				for _, d := range dirs {
-					fk(t, state, "delete", "--state-dir", d)
-				}
-			})
-			began := time.Now()
-			out, failed := doccheck.Run(byDoc[doc], work, env)
-			for _, f := range failed {
-				t.Errorf("%s", f)
-			}
-			// The output a document shows after a block of the walkthrough is
-			// in what the walkthrough printed, line after line ("..." elides).
-			for _, b := range byDoc[doc] {
-				if b.Kind != doccheck.Emulator || b.Output == "" {
-					continue
-				}
-				if missing, ok := doccheck.ShowsOutput("...\n"+b.Output, out); !ok {
-					t.Errorf("%s: the output shown is not what ran; first line missing:\n%s", b, missing)
-				}
-			}
-			if t.Failed() {
-				t.Logf("output:\n%s", out)
-			}
-			t.Logf("%s ran in %s", doc, time.Since(began).Round(time.Second))
-		})
 	}
 }

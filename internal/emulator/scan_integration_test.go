@@ -128,6 +128,7 @@ func (r *scanReport) rules() []string {
 // scan exits 1 with the drift of every workload; fix drift --apply brings
 // them back to Fargate; scan finds no drift any more.
 func TestIntegrationScanIncident(t *testing.T) {
+	t.Parallel()
 	c := start(t, "incident")
 	c.deployIncident()
 	env := c.env()
@@ -206,6 +207,7 @@ func TestIntegrationScanIncident(t *testing.T) {
 // in a last-applied-configuration; and without the EKS API, everything that
 // needs no profiles.
 func TestIntegrationScanCluster(t *testing.T) {
+	t.Parallel()
 	c := start(t, "scan")
 	env := c.env()
 	c.namespace("apps")
@@ -473,6 +475,7 @@ spec:
 // aws:SourceArn and missing policy. EKS refuses a profile whose role does
 // not trust Fargate, through the AWS CLI.
 func TestIntegrationScanPrerequisites(t *testing.T) {
+	t.Parallel()
 	c := start(t, "prerequisites")
 	env := c.env()
 	r, code := c.scan(env)
@@ -510,6 +513,7 @@ func TestIntegrationScanPrerequisites(t *testing.T) {
 // (FG055), an ECR image under the pod execution role without a policy
 // (FG058). The same image runs from the subnet with one (the near miss).
 func TestIntegrationImagePull(t *testing.T) {
+	t.Parallel()
 	settings := filepath.Join(t.TempDir(), "settings.yaml")
 	if err := os.WriteFile(settings, []byte("honourZoneSelector: true\n"), 0o600); err != nil {
 		t.Fatal(err)

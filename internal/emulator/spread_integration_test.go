@@ -150,6 +150,7 @@ func (c *cluster) installSpread(env []string, flags ...string) (string, int) {
 // workload skewed by placements made without spread, within its
 // PodDisruptionBudget.
 func TestIntegrationSpread(t *testing.T) {
+	t.Parallel()
 	c := start(t, "spread")
 	env := c.env()
 	for _, ns := range []*corev1.Namespace{
@@ -332,6 +333,7 @@ func TestIntegrationSpread(t *testing.T) {
 // whose fargate-scheduler honours zone node selectors (the setting
 // honourZoneSelector; unconfirmed on AWS).
 func TestIntegrationSpreadNodeSelector(t *testing.T) {
+	t.Parallel()
 	settings := filepath.Join(t.TempDir(), "fargatekit.yaml")
 	if err := os.WriteFile(settings, []byte("honourZoneSelector: true\n"), 0o600); err != nil {
 		t.Fatal(err)

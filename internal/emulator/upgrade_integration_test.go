@@ -37,6 +37,7 @@ import (
 // once they are recreated; a pod held Terminating by a finalizer fails the
 // next node group update, and a forced one goes through.
 func TestIntegrationUpgrade(t *testing.T) {
+	t.Parallel()
 	c := start(t, "upgrade")
 	c.namespace("apps")
 	c.deploy(deployment("apps", "web", 2, nil))
@@ -201,6 +202,7 @@ func TestIntegrationUpgrade(t *testing.T) {
 // steps, run as written with kubectl, change the selector while two pods
 // serve all along.
 func TestIntegrationUpgradeSelector(t *testing.T) {
+	t.Parallel()
 	c := start(t, "upgrade")
 	c.namespace("apps")
 	c.deploy(deployment("apps", "web", 2, nil))

@@ -3,10 +3,14 @@ package awscli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,4 +48,69 @@ func Runner(t testing.TB, endpoint string) func(args ...string) (stdout, stderr 
 		err := cmd.Run()
 		return stdout.String(), stderr.String(), err
 	}
+}
+
+// QuickWaiters returns a directory for AWS_DATA_PATH in which the AWS CLI's
+// EKS waiters poll every second, as long in all as the CLI's own: a copy of
+// the waiter model the installed CLI loads (found in its debug log), with
+// only the delays and the numbers of attempts changed. EKS's model polls
+// every 10 or 30 seconds, which the emulator's second-long operations turn
+// into dead time; the acceptors, what the waiters check, stay the CLI's.
+func QuickWaiters(t testing.TB) string {
+	t.Helper()
+	aws, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatalf("the AWS CLI (aws) is not installed: run hack/tools.sh awscli (%v)", err)
+	}
+	// A wait on an endpoint that refuses at once: the CLI loads the waiter
+	// model, logs its path, and fails.
+	cmd := exec.Command(aws, "--debug", "--region", "us-east-1", "--endpoint-url", "http://127.0.0.1:1",
+		"eks", "wait", "fargate-profile-active", "--cluster-name", "x", "--fargate-profile-name", "x")
+	cmd.Env = append(os.Environ(), "AWS_MAX_ATTEMPTS=1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DATA_PATH=")
+	out, _ := cmd.CombinedOutput()
+	m := regexp.MustCompile(`Loading JSON file: (\S*/eks/([^/\s]+)/waiters-2\.json(\.gz)?)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the AWS CLI's log names no EKS waiter model:\n%s", out)
+	}
+	path, version := string(m[1]), string(m[2])
+	data, err := os.ReadFile(path)
+	if err == nil && m[3] != nil {
+		var r *gzip.Reader
+		if r, err = gzip.NewReader(bytes.NewReader(data)); err == nil {
+			data, err = io.ReadAll(r)
+		}
+	}
+	if err != nil {
+		t.Fatalf("reading the AWS CLI's EKS waiter model: %v", err)
+	}
+	var model map[string]any // written back as it is, but for the delays
+	if err := json.Unmarshal(data, &model); err != nil {
+		t.Fatalf("the AWS CLI's EKS waiter model %s: %v", path, err)
+	}
+	waiters, _ := model["waiters"].(map[string]any)
+	if len(waiters) == 0 {
+		t.Fatalf("the AWS CLI's EKS waiter model %s has no waiters", path)
+	}
+	for name, v := range waiters {
+		w, _ := v.(map[string]any)
+		delay, ok1 := w["delay"].(float64)
+		attempts, ok2 := w["maxAttempts"].(float64)
+		if !ok1 || !ok2 {
+			t.Fatalf("the waiter %s of %s has no delay or maxAttempts", name, path)
+		}
+		w["delay"], w["maxAttempts"] = 1, delay*attempts
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "eks", version, "waiters-2.json")
+	data, err = json.Marshal(model)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(file), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(file, data, 0o644)
+	}
+	if err != nil {
+		t.Fatalf("writing the EKS waiter model: %v", err)
+	}
+	return dir
 }
