@@ -12,7 +12,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/fargatekit" ./cmd/fargatekit # as a release is built (.goreleaser.yaml)
+go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/built" ./cmd/fargatekit # as a release is built (.goreleaser.yaml)
+# Every binary runs from a copy, as one installed from a release archive
+# would. Run as the Go linker wrote it, fargatekit's pages of the executable
+# took 64 MB of its resident size rather than 45 MB at 100,000 objects, 18 MB
+# of them mapped in 2 MB pages (smaps' FilePmdMapped), on this machine's
+# Linux 6.18 and ext4.
+cp "$work/built" "$work/fargatekit"
+for tool in PLUTO KUBE_LINTER; do
+	if [ -n "${!tool:-}" ]; then
+		cp "${!tool}" "$work/$tool"
+		printf -v "$tool" '%s' "$work/$tool"
+	fi
+done
 
 # measure NAME COMMAND...: one row of the table; a tool's exit code (1 when
 # it finds something) is not a failure.

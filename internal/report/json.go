@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -243,35 +244,49 @@ func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func
 		return err
 	}
 	type encoded struct {
-		data []byte
+		data *bytes.Buffer
 		err  error
 	}
 	// A batch per core in flight besides those being read and written:
 	// twice as many added 3 MB to the peak of a report of 100,000 objects
 	// and saved 30 ms of 0.8 s.
 	pending := make(chan chan encoded, runtime.GOMAXPROCS(0))
+	// The batches' elements and buffers, used again once written: each new
+	// made a quarter of what a check allocates, for the collector to free.
+	var batches, buffers sync.Pool
 	var stop atomic.Bool
 	go func() {
 		defer close(pending)
-		batch, first := make([]T, 0, arrayBatch), true
+		next := func() []T {
+			if b, ok := batches.Get().(*[]T); ok {
+				return (*b)[:0]
+			}
+			return make([]T, 0, arrayBatch)
+		}
+		batch, first := next(), true
 		flush := func() {
 			ch := make(chan encoded, 1)
 			pending <- ch
 			go func(batch []T, first bool) {
-				var buf bytes.Buffer
+				defer func() { clear(batch); batches.Put(&batch) }()
+				buf, ok := buffers.Get().(*bytes.Buffer)
+				if !ok {
+					buf = new(bytes.Buffer)
+				}
+				buf.Reset()
 				for i, v := range batch {
 					if !first || i > 0 {
 						buf.WriteByte(',')
 					}
 					buf.WriteString("\n    ")
-					if err := jsonv2.MarshalWrite(&buf, conv(v), elementOptions); err != nil {
+					if err := jsonv2.MarshalWrite(buf, conv(v), elementOptions); err != nil {
 						ch <- encoded{err: err}
 						return
 					}
 				}
-				ch <- encoded{data: buf.Bytes()}
+				ch <- encoded{data: buf}
 			}(batch, first)
-			batch, first = make([]T, 0, arrayBatch), false
+			batch, first = next(), false
 		}
 		for v := range seq {
 			if stop.Load() {
@@ -291,10 +306,13 @@ func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func
 		e := <-ch
 		if err == nil {
 			if err = e.err; err == nil {
-				_, err = out.Write(e.data)
+				_, err = out.Write(e.data.Bytes())
 				wrote = true
 			}
 			stop.Store(err != nil)
+		}
+		if e.data != nil {
+			buffers.Put(e.data)
 		}
 	}
 	if err != nil {
