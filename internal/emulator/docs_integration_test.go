@@ -55,7 +55,10 @@ func TestIntegrationDocuments(t *testing.T) {
 			}
 			state := t.TempDir()
 			env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"XDG_STATE_HOME="+state, "FARGATEKIT_CONTROLPLANE="+bin, "MAKEFLAGS=-s", "NO_COLOR=1", "AWS_DATA_PATH="+waiters)
+				"XDG_STATE_HOME="+state, "FARGATEKIT_CONTROLPLANE="+bin, "MAKEFLAGS=-s", "NO_COLOR=1")
+			if waiters != "" {
+				env = append(env, "AWS_DATA_PATH="+waiters)
+			}
 			t.Cleanup(func() { // whatever a failed walkthrough left running
 				dirs, _ := emulator.Find(filepath.Join(state, "fargatekit", "emulator"))
 				others, _ := emulator.Find("/tmp") // the documents name /tmp/fk-* state directories

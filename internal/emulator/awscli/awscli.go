@@ -56,6 +56,8 @@ func Runner(t testing.TB, endpoint string) func(args ...string) (stdout, stderr 
 // only the delays and the numbers of attempts changed. EKS's model polls
 // every 10 or 30 seconds, which the emulator's second-long operations turn
 // into dead time; the acceptors, what the waiters check, stay the CLI's.
+// Without the model (a CLI that loads it otherwise), it returns "" and the
+// waiters keep their pace.
 func QuickWaiters(t testing.TB) string {
 	t.Helper()
 	aws, err := exec.LookPath("aws")
@@ -70,7 +72,8 @@ func QuickWaiters(t testing.TB) string {
 	out, _ := cmd.CombinedOutput()
 	m := regexp.MustCompile(`Loading JSON file: (\S*/eks/([^/\s]+)/waiters-2\.json(\.gz)?)`).FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("the AWS CLI's log names no EKS waiter model:\n%s", out)
+		t.Logf("the AWS CLI's debug log names no EKS waiter model: its waiters poll at their own pace")
+		return ""
 	}
 	path, version := string(m[1]), string(m[2])
 	data, err := os.ReadFile(path)
