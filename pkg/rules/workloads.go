@@ -40,6 +40,8 @@ type Workloads struct {
 	// keys place each summary, in the order added: its index there is its
 	// number, which indexes such as Cluster.Selected's keep.
 	keys []workloadKey
+	// dynamic are the numbers of the summaries with DynamicVolumes.
+	dynamic []uint32
 	// order is the order of Sorted, when it is not the order added.
 	order []uint32
 	// inOrder is true while the order added is the order of Sorted.
@@ -99,6 +101,9 @@ func (s *Workloads) Add(w *Workload) {
 	s.chunks[n-1] = s.append(s.chunks[n-1], w)
 	s.sizes[n-1] = len(s.chunks[n-1])
 	s.inOrder = len(s.keys) == 0 || s.inOrder && s.compare(s.keys[len(s.keys)-1], k) <= 0
+	if len(w.DynamicVolumes) > 0 {
+		s.dynamic = append(s.dynamic, uint32(len(s.keys)))
+	}
 	s.keys = append(s.keys, k)
 	s.order = nil
 }
@@ -126,6 +131,21 @@ func (s *Workloads) All() iter.Seq[*Workload] {
 	return func(yield func(*Workload) bool) {
 		for i := range s.Len() {
 			if w := s.at(i, true); w == nil || !yield(w) {
+				return
+			}
+		}
+	}
+}
+
+// WithDynamicVolumes yields the summaries that have DynamicVolumes, in the
+// order they were added: it reads only those.
+func (s *Workloads) WithDynamicVolumes() iter.Seq[*Workload] {
+	return func(yield func(*Workload) bool) {
+		if s == nil {
+			return
+		}
+		for _, i := range s.dynamic {
+			if w := s.at(int(i), false); w == nil || !yield(w) {
 				return
 			}
 		}

@@ -181,7 +181,8 @@ func (m *memSpill) ReadAt(i int, b []byte, off int) error {
 }
 
 // TestWorkloadsSpill: spilled, the summaries read back as they do from
-// memory, in both orders and through the Cluster's index; one buffer stays
+// memory, in both orders, through the Cluster's index and
+// WithDynamicVolumes; one buffer stays
 // in memory; a buffer that cannot be written stays there, and a read error
 // stops the reading and is kept.
 func TestWorkloadsSpill(t *testing.T) {
@@ -190,6 +191,9 @@ func TestWorkloadsSpill(t *testing.T) {
 		w := full(i % 5)
 		w.Source = object.Source{File: []string{"b.yaml", "a.yaml"}[l%2], Line: l}
 		w.Labels = map[string]string{"app": fmt.Sprint("web-", i%7)}
+		if i%3 > 0 {
+			w.DynamicVolumes = nil
+		}
 		added = append(added, w)
 	}
 	spill := &memSpill{}
@@ -210,6 +214,15 @@ func TestWorkloadsSpill(t *testing.T) {
 	sel := labels.SelectorFromSet(labels.Set{"app": "web-3"})
 	if diff := cmp.Diff(selected(&Cluster{Workloads: mem}, "shop", sel), selected(&Cluster{Workloads: s}, "shop", sel)); diff != "" {
 		t.Errorf("Selected (-memory +spilled):\n%s", diff)
+	}
+	dynamic := slices.DeleteFunc(slices.Collect(mem.All()), func(w *Workload) bool { return len(w.DynamicVolumes) == 0 })
+	if len(dynamic) != len(added)/3 {
+		t.Fatalf("%d of %d workloads with dynamic volumes, want a third", len(dynamic), len(added))
+	}
+	for name, ws := range map[string]*Workloads{"memory": mem, "spilled": s} {
+		if diff := cmp.Diff(dynamic, slices.Collect(ws.WithDynamicVolumes())); diff != "" {
+			t.Errorf("WithDynamicVolumes, %s (-All with dynamic volumes +got):\n%s", name, diff)
+		}
 	}
 	if s.Err() != nil {
 		t.Errorf("Err() = %v", s.Err())

@@ -41,7 +41,7 @@ var DynamicProvisioning = &rules.Rule{
 	Remediation: "Create EFS PersistentVolumes (driver efs.csi.aws.com) ahead of time with the claim template's storage class, " +
 		"use emptyDir for scratch data, or keep the workload on EC2 nodes.",
 	CheckCluster: func(_ *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
-		for w := range c.Workloads.All() {
+		for w := range c.Workloads.WithDynamicVolumes() {
 			if !w.Placement.Fargate {
 				continue
 			}
