@@ -181,10 +181,9 @@ func (m *memSpill) ReadAt(i int, b []byte, off int) error {
 }
 
 // TestWorkloadsSpill: spilled, the summaries read back as they do from
-// memory, in both orders, through the Cluster's index and
-// WithDynamicVolumes; one buffer stays
-// in memory; a buffer that cannot be written stays there, and a read error
-// stops the reading and is kept.
+// memory, in both orders, through the Cluster's index and through
+// WithDynamicVolumes; one buffer stays in memory; a buffer that cannot be
+// written stays there, and a read error stops the reading and is kept.
 func TestWorkloadsSpill(t *testing.T) {
 	var added []*Workload
 	for i, l := range manyLines(6000) {

@@ -68,7 +68,12 @@ func QuickWaiters(t testing.TB) string {
 	// model, logs its path, and fails.
 	cmd := exec.Command(aws, "--debug", "--region", "us-east-1", "--endpoint-url", "http://127.0.0.1:1",
 		"eks", "wait", "fargate-profile-active", "--cluster-name", "x", "--fargate-profile-name", "x")
-	cmd.Env = append(os.Environ(), "AWS_MAX_ATTEMPTS=1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_DATA_PATH=")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") { // AWS_DATA_PATH among them: the model the CLI ships
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "AWS_MAX_ATTEMPTS=1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
 	out, _ := cmd.CombinedOutput()
 	m := regexp.MustCompile(`Loading JSON file: (\S*/eks/([^/\s]+)/waiters-2\.json(\.gz)?)`).FindSubmatch(out)
 	if m == nil {
