@@ -25,6 +25,7 @@ import (
 func TestIntegrationDocuments(t *testing.T) {
 	t.Parallel()
 	bin := controlPlane(t)
+	slot(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

@@ -40,9 +40,8 @@ import (
 var fargatekitBin string
 
 // The integration tests (TestIntegration*) run in parallel, each on its own
-// emulator: two at a time on two cores (go test's -parallel is GOMAXPROCS),
-// since an emulator mostly waits. Every test chooses free ports and state
-// directories of its own.
+// emulator, since an emulator mostly waits: every test chooses free ports
+// and state directories of its own, and takes one of emulators' slots.
 func TestMain(m *testing.M) {
 	if os.Getenv("FARGATEKIT_CONTROLPLANE") == "" {
 		os.Exit(m.Run()) // the integration tests skip, or fail when required: no binary to build
@@ -73,6 +72,18 @@ type cluster struct {
 	eksURL  string
 	binDir  string
 	cfgPath string
+}
+
+// emulators bounds how many integration tests run at once, whatever go
+// test's -parallel (GOMAXPROCS by default): two on the project's two cores,
+// each with its own control plane of half a gigabyte.
+var emulators = make(chan struct{}, 2)
+
+// slot waits for one of emulators' places and gives it back when t ends,
+// after the cleanups registered later (an emulator's down among them).
+func slot(t testing.TB) {
+	emulators <- struct{}{}
+	t.Cleanup(func() { <-emulators })
 }
 
 // freePort returns a loopback port free now, below Linux's ephemeral range
@@ -115,6 +126,7 @@ func controlPlane(t testing.TB) string {
 func start(t testing.TB, scenario string, extra ...string) *cluster {
 	t.Helper()
 	bin := controlPlane(t)
+	slot(t)
 	dir := t.TempDir()
 	cfgPath, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", scenario, "cluster.yaml"))
 	if err != nil {
@@ -713,9 +725,11 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if _, err := c.kube.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the API server after up: %v", err)
 	}
-	// A second emulator on the same EKS port is refused with a clear error.
+	// A second emulator on the same EKS port is refused with a clear error
+	// (its webhook's port is free: not the default one of the documents' walkthroughs).
 	otherState := t.TempDir()
-	other := []string{"emulator", "up", "--config", c.cfgPath, "--state-dir", otherState, "--bin-dir", c.binDir, "--eks-port", strings.TrimPrefix(c.eksURL, "http://127.0.0.1:")}
+	other := []string{"emulator", "up", "--config", c.cfgPath, "--state-dir", otherState, "--bin-dir", c.binDir,
+		"--eks-port", strings.TrimPrefix(c.eksURL, "http://127.0.0.1:"), "--webhook-port", fmt.Sprint(freePort(t))}
 	if msg, err := exec.Command(fargatekitBin, other...).CombinedOutput(); err == nil || !strings.Contains(string(msg), "in use") {
 		t.Errorf("up on a taken port: %v\n%s", err, msg)
 	}
@@ -925,6 +939,7 @@ func TestIntegrationLifecycleKilled(t *testing.T) {
 // them and ask for one; kubeconfig never prints a path that does not exist.
 func TestIntegrationLifecycleDiscovery(t *testing.T) {
 	t.Parallel()
+	slot(t)
 	root := t.TempDir()
 	cfg, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", "incident", "cluster.yaml"))
 	if err != nil {

@@ -144,8 +144,10 @@ func (s *Workloads) WithDynamicVolumes() iter.Seq[*Workload] {
 		if s == nil {
 			return
 		}
-		for _, i := range s.dynamic {
-			if w := s.at(int(i), false); w == nil || !yield(w) {
+		for j, i := range s.dynamic {
+			// Read the buffer whole when the next one is in it too.
+			whole := j+1 < len(s.dynamic) && s.keys[s.dynamic[j+1]].chunk == s.keys[i].chunk
+			if w := s.at(int(i), whole); w == nil || !yield(w) {
 				return
 			}
 		}

@@ -151,7 +151,7 @@ func TestWorkloadsSorted(t *testing.T) {
 		}
 	}
 	var none *Workloads
-	if none.Len() != 0 || len(slices.Collect(none.Sorted())) != 0 || len(slices.Collect(none.All())) != 0 {
+	if none.Len() != 0 || len(slices.Collect(none.Sorted())) != 0 || len(slices.Collect(none.All())) != 0 || len(slices.Collect(none.WithDynamicVolumes())) != 0 {
 		t.Error("a nil Workloads is not empty")
 	}
 }

@@ -1,15 +1,17 @@
 package awscli
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// TestQuickWaiters: the copy of the CLI's EKS waiter model polls every
-// second, for as long in all, with the CLI's own acceptors.
+// TestQuickWaiters: the CLI loads the copy of its EKS waiter model, whose
+// waiters poll every second, for as long in all, with the CLI's own
+// acceptors.
 func TestQuickWaiters(t *testing.T) {
 	if _, err := exec.LookPath("aws"); err != nil {
 		if os.Getenv("FARGATEKIT_INTEGRATION") == "required" {
@@ -17,31 +19,23 @@ func TestQuickWaiters(t *testing.T) {
 		}
 		t.Skip("the AWS CLI (aws) is not installed: run hack/tools.sh awscli, or make test")
 	}
+	_, _, shipped := waiterModel(t, "")
 	dir := QuickWaiters(t)
-	if dir == "" {
-		t.Fatal("no waiter model")
+	if shipped == nil || dir == "" {
+		t.Fatalf("no waiter model (%q)", dir)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "eks", "*", "waiters-2.json"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("waiter models written: %v %v", files, err)
+	path, _, quick := waiterModel(t, dir)
+	if !strings.HasPrefix(path, dir) {
+		t.Fatalf("the CLI loads %s, not the copy in %s", path, dir)
 	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var model struct {
-		Waiters map[string]struct {
-			Delay, MaxAttempts float64
-			Acceptors          []json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(data, &model); err != nil {
-		t.Fatal(err)
-	}
+	want, got := shipped["waiters"].(map[string]any), quick["waiters"].(map[string]any)
 	for _, name := range []string{"ClusterActive", "NodegroupActive", "FargateProfileActive", "FargateProfileDeleted"} {
-		w, ok := model.Waiters[name]
-		if !ok || w.Delay != 1 || w.MaxAttempts < 60 || len(w.Acceptors) == 0 {
-			t.Errorf("waiter %s: %+v", name, w)
+		w, q := want[name].(map[string]any), got[name].(map[string]any)
+		if q["delay"] != 1.0 || q["maxAttempts"] != w["delay"].(float64)*w["maxAttempts"].(float64) {
+			t.Errorf("waiter %s: delay %v, %v attempts; the CLI's: %v, %v", name, q["delay"], q["maxAttempts"], w["delay"], w["maxAttempts"])
+		}
+		if diff := cmp.Diff(w["acceptors"], q["acceptors"]); diff != "" || q["acceptors"] == nil {
+			t.Errorf("waiter %s's acceptors (-CLI's +copy's):\n%s", name, diff)
 		}
 	}
 }
