@@ -764,7 +764,7 @@ func (p *fastParser) flowItem(parent int) value {
 // may start there (a collection, where a key is read): in a flow, ':' is
 // always a value indicator, '?' always a key's.
 func (p *fastParser) flowScalar() value {
-	if c := p.src[p.pos]; c == '{' || c == '[' || strings.IndexByte("&*!?|>%@`#:,]}", c) >= 0 || c == '-' && p.blank(p.pos+1) {
+	if c := p.src[p.pos]; c == '{' || c == '[' || strings.IndexByte(blockIndicators+"|", c) >= 0 || c == '-' && p.blank(p.pos+1) {
 		p.decline()
 	}
 	return p.scalar(true)

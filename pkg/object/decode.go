@@ -94,9 +94,9 @@ func Decode(apiVersion, kind string, data []byte, src Source, lines Lines) (*Obj
 
 // DecodeChecked is Decode for data its caller has checked: no string or
 // number in it is a quantity of an ExtremeExponent (the fast YAML parser
-// checks every value it reads; keys are never quantities). It does without checking each quantity as
-// it is decoded, which costs a look-up for every value decoded (5% of a
-// check).
+// checks every value it reads; keys are never quantities). It does without
+// checking each quantity as it is decoded, which costs a look-up for every
+// value decoded (5% of a check).
 func DecodeChecked(apiVersion, kind string, data []byte, src Source, lines Lines) (*Object, error) {
 	return decode(apiVersion, kind, data, src, lines, checkedOptions)
 }
