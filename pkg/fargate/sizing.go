@@ -188,20 +188,37 @@ func ephemeralGiB(q *resource.Quantity) int64 {
 // which makes it a sidecar), the pod's resources and overhead; with missing
 // requests set to the limits, as the Kubernetes API server does when it
 // stores a pod. It shares the spec's resource lists except where it fills
-// one in: resourcehelper.PodRequests only reads the containers'.
+// one in, and its lists of containers when it fills none in:
+// resourcehelper.PodRequests only reads the containers'.
 func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
-	out := corev1.PodSpec{Overhead: bounded(spec.Overhead)}
+	var out corev1.PodSpec
+	out.Overhead, _ = bounded(spec.Overhead)
 	if spec.Resources != nil {
-		r := withRequests(*spec.Resources)
+		r, _ := withRequests(*spec.Resources)
 		// PodRequests adds the overhead to the pod's requests in place:
 		// they must not be the spec's.
 		r.Requests = r.Requests.DeepCopy()
 		out.Resources = &r
 	}
+	// The containers are copied (their resources and restart policy only)
+	// from the first whose resources change: a Container is half a
+	// kilobyte, and most lists need no change.
 	copyAll := func(list []corev1.Container) []corev1.Container {
-		cs := make([]corev1.Container, len(list))
+		var cs []corev1.Container
 		for i := range list {
-			cs[i] = corev1.Container{Resources: withRequests(list[i].Resources), RestartPolicy: list[i].RestartPolicy}
+			r, changed := withRequests(list[i].Resources)
+			if changed && cs == nil {
+				cs = make([]corev1.Container, len(list))
+				for j := range i {
+					cs[j] = corev1.Container{Resources: list[j].Resources, RestartPolicy: list[j].RestartPolicy}
+				}
+			}
+			if cs != nil {
+				cs[i] = corev1.Container{Resources: r, RestartPolicy: list[i].RestartPolicy}
+			}
+		}
+		if cs == nil {
+			return list
 		}
 		return cs
 	}
@@ -210,19 +227,21 @@ func resourcesOf(spec *corev1.PodSpec) corev1.PodSpec {
 }
 
 // withRequests returns r with a request for every resource it limits: the
-// limit where it requests none. The requests are a new list only when one
-// was missing.
-func withRequests(r corev1.ResourceRequirements) corev1.ResourceRequirements {
-	r.Requests, r.Limits = bounded(r.Requests), bounded(r.Limits)
+// limit where it requests none, and whether it differs from r. The
+// requests are a new list only when one was missing.
+func withRequests(r corev1.ResourceRequirements) (corev1.ResourceRequirements, bool) {
+	var requests, limits bool
+	r.Requests, requests = bounded(r.Requests)
+	r.Limits, limits = bounded(r.Limits)
 	for name := range r.Limits {
 		if _, ok := r.Requests[name]; !ok {
-			requests := maps.Clone(r.Limits)
-			maps.Copy(requests, r.Requests)
-			r.Requests = requests
+			filled := maps.Clone(r.Limits)
+			maps.Copy(filled, r.Requests)
+			r.Requests, requests = filled, true
 			break
 		}
 	}
-	return r
+	return r, requests || limits
 }
 
 // Quantities whose exponent is far from zero, such as 1E999999999 (which
@@ -236,8 +255,9 @@ var (
 
 // bounded returns l, or a copy of it in which every quantity larger than
 // hugeQuantity is hugeQuantity, every one smaller than tinyQuantity (but not
-// zero) is tinyQuantity, each with its sign, and every zero is a plain zero.
-func bounded(l corev1.ResourceList) corev1.ResourceList {
+// zero) is tinyQuantity, each with its sign, and every zero is a plain zero;
+// and whether it is a copy.
+func bounded(l corev1.ResourceList) (corev1.ResourceList, bool) {
 	clamp := func(q resource.Quantity) (resource.Quantity, bool) {
 		var c resource.Quantity
 		switch f := math.Abs(q.AsApproximateFloat64()); { // cheap: a float power of ten
@@ -265,9 +285,9 @@ func bounded(l corev1.ResourceList) corev1.ResourceList {
 		}
 	}
 	if out == nil {
-		return l
+		return l, false
 	}
-	return out
+	return out, true
 }
 
 // Requested renders what the pod requests, before the Fargate overhead:

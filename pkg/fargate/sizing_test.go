@@ -70,6 +70,8 @@ func TestSizePod(t *testing.T) {
 			InitContainers: []corev1.Container{sidecar},
 			Containers:     []corev1.Container{container("a", "500m", "512Mi")}}, "1vCPU 2GB", 20, true, false},
 		{"limits stand in for requests", corev1.PodSpec{Containers: []corev1.Container{limitsOnly}}, "1vCPU 3GB", 20, true, false},
+		{"limits stand in for the second container's requests", corev1.PodSpec{Containers: []corev1.Container{container("a", "500m", "1Gi"), limitsOnly}}, "2vCPU 4GB", 20, true, false},
+		{"limits stand in for the first container's requests", corev1.PodSpec{Containers: []corev1.Container{limitsOnly, container("a", "500m", "1Gi")}}, "2vCPU 4GB", 20, true, false},
 		{"largest size", corev1.PodSpec{Containers: []corev1.Container{container("a", "16", "119Gi")}}, "16vCPU 120GB", 20, true, false},
 		{"too large", corev1.PodSpec{Containers: []corev1.Container{container("a", "16", "120Gi")}}, "", 20, false, false},
 		{"too many CPUs", corev1.PodSpec{Containers: []corev1.Container{container("a", "17", "1Gi")}}, "", 20, false, false},
@@ -104,7 +106,11 @@ func TestSizePodDoesNotChangeSpec(t *testing.T) {
 	withOverhead := spec.DeepCopy()
 	withOverhead.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1.5Gi")}}
 	withOverhead.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("250Mi")}
-	for _, spec := range []*corev1.PodSpec{&spec, withOverhead} {
+	// Containers whose requests need nothing filled in: the lists of
+	// containers are the spec's own.
+	requested := &corev1.PodSpec{Containers: []corev1.Container{container("a", "1.5", "1.5Gi"), container("b", "0.5", "512Mi")},
+		Overhead: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("250Mi")}}
+	for _, spec := range []*corev1.PodSpec{&spec, withOverhead, requested} {
 		before := spec.DeepCopy()
 		first := SizePod(spec)
 		if again := SizePod(spec); again != first {

@@ -551,7 +551,7 @@ func (v *view) subnetHeadroom(headroom int, states []WorkloadState) []rules.Find
 				continue
 			}
 			replicas := max(pt.Replicas, most[object.Ref{Kind: w.Object.Ref.Kind, Namespace: w.Namespace(), Name: w.Object.Ref.Name}])
-			where := fargate.Place(v.active, w.Namespace(), &pt.Template)
+			where := fargate.Place(v.active, w.Namespace(), pt.Template)
 			if !where.Fargate {
 				continue
 			}

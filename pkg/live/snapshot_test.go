@@ -290,7 +290,7 @@ func TestBarePodAsCreated(t *testing.T) {
 	if len(ws) != 1 || ws[0].Object.Pod == nil {
 		t.Fatalf("workloads %v", ws)
 	}
-	tmpl := &ws[0].Object.Pod.Template
+	tmpl := ws[0].Object.Pod.Template
 	if tmpl.Spec.SchedulerName != "" || tmpl.Labels[fargate.ProfileLabel] != "" || tmpl.Labels["app"] != "tool" {
 		t.Errorf("the workload's pod: scheduler %q, labels %v", tmpl.Spec.SchedulerName, tmpl.Labels)
 	}

@@ -341,29 +341,29 @@ func podTemplate(typed any) *PodTemplate {
 	}
 	switch t := typed.(type) {
 	case *corev1.Pod:
-		return &PodTemplate{Template: corev1.PodTemplateSpec{ObjectMeta: t.ObjectMeta, Spec: t.Spec}, Replicas: 1}
+		return &PodTemplate{Template: &corev1.PodTemplateSpec{ObjectMeta: t.ObjectMeta, Spec: t.Spec}, Replicas: 1}
 	case *corev1.ReplicationController:
 		if t.Spec.Template == nil {
 			return nil
 		}
-		return &PodTemplate{Path: "spec.template", Template: *t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
 	case *appsv1.Deployment:
-		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+		return &PodTemplate{Path: "spec.template", Template: &t.Spec.Template, Replicas: one(t.Spec.Replicas)}
 	case *appsv1.ReplicaSet:
-		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+		return &PodTemplate{Path: "spec.template", Template: &t.Spec.Template, Replicas: one(t.Spec.Replicas)}
 	case *appsv1.StatefulSet:
-		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+		return &PodTemplate{Path: "spec.template", Template: &t.Spec.Template, Replicas: one(t.Spec.Replicas)}
 	case *appsv1.DaemonSet:
-		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template} // one per node: unknown here
+		return &PodTemplate{Path: "spec.template", Template: &t.Spec.Template} // one per node: unknown here
 	case *batchv1.Job:
-		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Parallelism)}
+		return &PodTemplate{Path: "spec.template", Template: &t.Spec.Template, Replicas: one(t.Spec.Parallelism)}
 	case *batchv1.CronJob:
-		return &PodTemplate{Path: "spec.jobTemplate.spec.template", Template: t.Spec.JobTemplate.Spec.Template, Replicas: one(t.Spec.JobTemplate.Spec.Parallelism)}
+		return &PodTemplate{Path: "spec.jobTemplate.spec.template", Template: &t.Spec.JobTemplate.Spec.Template, Replicas: one(t.Spec.JobTemplate.Spec.Parallelism)}
 	case *Rollout:
 		if t.Spec.Template == nil {
 			return nil // a Rollout with workloadRef: the referenced Deployment carries the template
 		}
-		return &PodTemplate{Path: "spec.template", Template: *t.Spec.Template, Replicas: one(t.Spec.Replicas)}
+		return &PodTemplate{Path: "spec.template", Template: t.Spec.Template, Replicas: one(t.Spec.Replicas)}
 	}
 	return nil
 }

@@ -209,7 +209,7 @@ func (e *Engine) Add(obj *object.Object) {
 }
 
 func (e *Engine) workload(obj *object.Object) *Workload {
-	tmpl := &obj.Pod.Template
+	tmpl := obj.Pod.Template
 	ns := e.ctx.NamespaceOf(obj.Ref)
 	w := &Workload{
 		Ref:            obj.Ref,
@@ -264,7 +264,7 @@ func (e *Engine) place(obj *object.Object, ns string) fargate.Placement {
 	if e.ctx.Place != nil {
 		return e.ctx.Place(obj, ns)
 	}
-	return fargate.Place(e.ctx.Profiles, ns, &obj.Pod.Template)
+	return fargate.Place(e.ctx.Profiles, ns, obj.Pod.Template)
 }
 
 // refused returns a blocker at the field of every refusal of the kind of a
