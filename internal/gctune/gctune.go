@@ -5,14 +5,14 @@
 // A check keeps little alive (12–16 MB whatever the input, since findings
 // and workload summaries go to disk), so it collected every 15 MB it
 // allocated: 201 times at 100,000 objects. Under a budget of 48 MiB it
-// collects 127 times, and checks 13–18% more objects per second
-// (docs/benchmarks.md).
+// collects 127 times (docs/benchmarks.md has what that saves).
 //
 // A memory limit alone (GOGC=off, GOMEMLIMIT) would make the collector run
 // without end once the live heap nears the limit, which a large Helm chart
 // could do: the limit here follows the live heap, three times it when that
-// is more than the budget, so that the collector never runs more often than
-// with the default (twice the live heap, plus the runtime's own memory).
+// is more than the budget, so that a large live heap is collected about as
+// often as under the default (twice the live heap, plus the runtime's own
+// memory).
 package gctune
 
 import (
