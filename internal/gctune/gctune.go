@@ -9,10 +9,10 @@
 //
 // A memory limit alone (GOGC=off, GOMEMLIMIT) would make the collector run
 // without end once the live heap nears the limit, which a large Helm chart
-// could do: the limit here follows the live heap, three times it when that
-// is more than the budget, so that a large live heap is collected about as
-// often as under the default (twice the live heap, plus the runtime's own
-// memory).
+// could do: the limit here follows the live heap, twice it and a quarter of
+// the budget for the runtime's own memory when that is more than the budget,
+// so that a large live heap is collected about as often as under the
+// default.
 package gctune
 
 import (
@@ -25,9 +25,10 @@ import (
 )
 
 // Limit returns the memory limit for a live heap of live bytes under a
-// budget: the budget, or three times the live heap when that is more.
+// budget: the budget, or twice the live heap and a quarter of the budget
+// (the runtime's own memory, about 12 MB in a check) when that is more.
 func Limit(live uint64, budget int64) int64 {
-	return max(budget, int64(min(live, math.MaxInt64/3))*3)
+	return max(budget, int64(min(live, math.MaxInt64/4))*2+budget/4)
 }
 
 var (
@@ -36,7 +37,7 @@ var (
 )
 
 // Budget sets the collector to run when the process's memory reaches
-// budget bytes (or three times the live heap, when that is more), until the
+// budget bytes (or what Limit gives, when that is more), until the
 // returned function is called, which restores the settings found. It does
 // nothing when the user set GOGC or GOMEMLIMIT (theirs is the choice), or
 // while an earlier call is in effect.

@@ -19,9 +19,9 @@ func TestLimit(t *testing.T) {
 	}{
 		{"before the first collection", 0, 48 * mib, 48 * mib},
 		{"a small live heap", 10 * mib, 48 * mib, 48 * mib},
-		{"three times the live heap is the budget", 16 * mib, 48 * mib, 48 * mib},
-		{"a live heap past a third of the budget", 20 * mib, 48 * mib, 60 * mib},
-		{"a live heap past any limit", math.MaxUint64, 48 * mib, math.MaxInt64 / 3 * 3},
+		{"twice the live heap and a quarter of the budget is the budget", 18 * mib, 48 * mib, 48 * mib},
+		{"a larger live heap", 20 * mib, 48 * mib, 52 * mib},
+		{"a live heap past any limit", math.MaxUint64, 48 * mib, math.MaxInt64/4*2 + 12*mib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Limit(tc.live, tc.budget); got != tc.want {
@@ -53,8 +53,8 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("a second budget changed the limit to %d", l)
 	}
 
-	// A live heap past a third of the budget raises the limit to three
-	// times it after the next collection (the tuner runs just after it).
+	// A live heap past half the budget raises the limit after the next
+	// collection (the tuner runs just after it).
 	live := make([][]byte, 8)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
@@ -62,7 +62,7 @@ func TestBudget(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runtime.GC()
-		if l, _ := settings(); l >= 3*(8<<20) {
+		if l, _ := settings(); l >= Limit(8<<20, budget) {
 			break
 		}
 		if time.Now().After(deadline) {

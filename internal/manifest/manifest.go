@@ -65,15 +65,16 @@ type Loader struct {
 	// Helm values). Inputs of such files only are then no error; inputs with
 	// no file at all still are.
 	SkipNonManifests bool
-	// Workers is how many files are parsed at once; 0 means GOMAXPROCS.
-	// Objects and errors are still emitted in input order.
+	// Workers is how many files are parsed at once, and how many parts of
+	// a large file (partBytes); 0 means GOMAXPROCS. Objects and errors are
+	// still emitted in input order.
 	//
 	// Skip and Expand are called on a goroutine of the Loader's, one call at
 	// a time, while objects read earlier are emitted.
 	Workers int
 	// Prepare, if set, is called for each object on the goroutine that
 	// parsed it, before the object is emitted: for objects of different
-	// files at once. It is where per-object work runs in parallel.
+	// files, or parts of one, at once. It is where per-object work runs in parallel.
 	Prepare func(*object.Object)
 }
 
@@ -135,83 +136,136 @@ func (l *Loader) stdin() unit {
 	return unit{docs: []Document{{File: StdinName, Data: data}}}
 }
 
-// parsed is what one unit held.
-type parsed struct {
-	unit    unit
+// part is what some documents of a unit held, in their order.
+type part struct {
 	objects []*object.Object
 	errors  []Error
-	skipped bool // it held no Kubernetes object, and SkipNonManifests dropped it
 }
 
-func (l *Loader) parseUnit(u unit) parsed {
-	r := parsed{unit: u, errors: u.errors}
+// partBytes is the least size of a part: a unit larger than it is parsed
+// in parts, on several goroutines, and each part's objects are emitted as
+// soon as it and those before it are done. Whole, one file of 20,000
+// objects took one core and 440–490 MB (docs/benchmarks.md).
+const partBytes = 256 << 10
+
+// parseUnit sends the parts of a unit to out, in order.
+func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
+	if u.read {
+		if data, err := l.readFile(u.path); err != nil {
+			out <- part{errors: []Error{{File: u.path, Message: err.Error()}}}
+		} else {
+			l.parseData(u.path, data, workers, out)
+		}
+	}
+	for _, d := range u.docs {
+		l.parseData(d.File, d.Data, workers, out)
+	}
+}
+
+// parseData sends the parts of one file's contents to out, in order,
+// parsing up to workers parts at once.
+func (l *Loader) parseData(file string, data []byte, workers int, out chan<- part) {
+	docs, err := documents(file, data)
+	if err != nil {
+		out <- part{errors: []Error{*err}}
+		return
+	}
+	if len(data) <= partBytes {
+		out <- l.parsePart(file, docs)
+		return
+	}
+	parts := make(chan chan part, workers)
+	go func() {
+		defer close(parts)
+		for len(docs) > 0 {
+			n, size := 0, 0
+			for n < len(docs) && size < partBytes {
+				size += len(docs[n].data)
+				n++
+			}
+			ch := make(chan part, 1)
+			parts <- ch
+			go func(docs []document) { ch <- l.parsePart(file, docs) }(docs[:n])
+			docs = docs[n:]
+		}
+	}()
+	for ch := range parts {
+		out <- <-ch
+	}
+}
+
+func (l *Loader) parsePart(file string, docs []document) part {
+	var p part
 	emit := func(o *object.Object) {
 		if l.Prepare != nil {
 			l.Prepare(o)
 		}
-		r.objects = append(r.objects, o)
+		p.objects = append(p.objects, o)
 	}
-	fail := func(e Error) { r.errors = append(r.errors, e) }
-	if u.read {
-		data, err := l.readFile(u.path)
-		if err != nil {
-			fail(Error{File: u.path, Message: err.Error()})
-		} else {
-			Parse(u.path, data, emit, fail)
-		}
+	fail := func(e Error) { p.errors = append(p.errors, e) }
+	for _, doc := range docs {
+		parseDocument(file, doc, emit, fail)
 	}
-	for _, d := range u.docs {
-		Parse(d.File, d.Data, emit, fail)
-	}
-	manifest := func(e Error) bool { return !e.NotManifest }
-	if l.SkipNonManifests && len(r.objects) == 0 && len(r.errors) > 0 && !slices.ContainsFunc(r.errors, manifest) {
-		r.errors, r.skipped = nil, true
-	}
-	return r
+	return p
 }
 
 // aheadPerWorker is how many units per worker may be parsed ahead of the
 // one being emitted.
 const aheadPerWorker = 4
 
+// pendingUnit is a unit being parsed: its parts come on parts, which is
+// closed after the last.
+type pendingUnit struct {
+	unit  unit
+	parts chan part
+}
+
 // parse parses the units produce adds, Workers at a time, and emits their
-// objects and errors in input order. produce runs on a goroutine of its own.
-// Units are parsed in the order they come, at most aheadPerWorker×Workers
-// ahead of the one being emitted: enough that the workers need not wait for
-// a slow unit to be emitted, few enough that memory does not grow with the
-// number of files.
+// objects and errors in input order: a unit's objects, then its errors.
+// produce runs on a goroutine of its own. Units are parsed in the order
+// they come, at most aheadPerWorker×Workers ahead of the one being emitted:
+// enough that the workers need not wait for a slow unit to be emitted, few
+// enough that memory does not grow with the number of files; and a large
+// unit in parts (partBytes), whose objects are emitted a part at a time.
 func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pending := make(chan chan parsed, aheadPerWorker*workers)
+	pending := make(chan pendingUnit, aheadPerWorker*workers)
 	running := make(chan struct{}, workers)
 	go func() {
 		defer close(pending)
 		produce(func(u unit) {
-			ch := make(chan parsed, 1)
+			p := pendingUnit{unit: u, parts: make(chan part, 1)}
 			running <- struct{}{}
-			pending <- ch
+			pending <- p
 			go func() {
-				ch <- l.parseUnit(u)
-				<-running
+				defer func() { close(p.parts); <-running }()
+				l.parseUnit(u, workers, p.parts)
 			}()
 		})
 	}()
-	for ch := range pending {
-		r := <-ch
-		if r.unit.count && l.OnFile != nil {
-			l.OnFile(r.unit.path)
+	manifest := func(e Error) bool { return !e.NotManifest }
+	for p := range pending {
+		if p.unit.count && l.OnFile != nil {
+			l.OnFile(p.unit.path)
 		}
-		for _, o := range r.objects {
-			emit(o)
+		objects, errs := 0, p.unit.errors
+		for part := range p.parts {
+			for _, o := range part.objects {
+				emit(o)
+			}
+			objects += len(part.objects)
+			errs = append(errs, part.errors...)
 		}
-		for _, e := range r.errors {
-			fail(e)
-		}
-		if r.skipped {
+		// A unit that holds no Kubernetes object at all: dropped when asked.
+		if l.SkipNonManifests && objects == 0 && len(errs) > 0 && !slices.ContainsFunc(errs, manifest) {
 			skip()
+			continue
+		}
+		for _, e := range errs {
+			fail(e)
 		}
 	}
 }

@@ -3,11 +3,13 @@ package manifest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -383,5 +385,54 @@ func TestSkipNonManifests(t *testing.T) {
 	// The wrong directory is still an error: nothing was read.
 	if _, errs := load(true, []string{t.TempDir()}); len(errs) != 1 || !strings.Contains(errs[0], "no Kubernetes objects found") {
 		t.Errorf("an empty directory: errors %q; want that no object was found", errs)
+	}
+}
+
+// TestLoadInParts: a file larger than a part is parsed in parts on several
+// goroutines, its objects emitted while later parts are still to come, and
+// objects and errors come as Parse gives them, at the same lines.
+func TestLoadInParts(t *testing.T) {
+	var b strings.Builder
+	const docs = 4000
+	for i := range docs {
+		if i%1000 == 999 {
+			b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n---\n") // not YAML
+			continue
+		}
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\ndata:\n  padding: %q\n---\n", i, strings.Repeat("x", 1000))
+	}
+	data := b.String()
+	if len(data) < 10*partBytes {
+		t.Fatalf("%d bytes: not the case meant", len(data))
+	}
+	want := parse(t, data)
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	writeFile(t, path, data)
+
+	for _, input := range []string{path, "-"} {
+		var g got
+		var prepared, atFirst atomic.Int64
+		l := &Loader{Workers: 2, Stdin: strings.NewReader(data), Prepare: func(*object.Object) { prepared.Add(1) }}
+		l.Load([]string{input}, func(o *object.Object) {
+			if g.Objects == nil {
+				atFirst.Store(prepared.Load())
+			}
+			g.Objects = append(g.Objects, o.Ref.Kind+"/"+o.Ref.Name+"@"+itoa(o.Source.Line))
+		}, func(e Error) { g.Errors = append(g.Errors, itoa(e.Line)+": "+e.Message) })
+		if diff := cmp.Diff(want, g); diff != "" {
+			t.Errorf("%s: (-Parse +Load):\n%s", input, diff)
+		}
+		if n := atFirst.Load(); n >= docs/2 {
+			t.Errorf("%s: %d objects parsed before the first was emitted: not in parts", input, n)
+		}
+	}
+
+	// A large file without any object is skipped whole.
+	other := filepath.Join(t.TempDir(), "values.yaml")
+	writeFile(t, other, strings.Repeat("foo: "+strings.Repeat("x", 1000)+"\n---\n", 2000))
+	var errs []Error
+	(&Loader{Workers: 2, SkipNonManifests: true}).Load([]string{other, path}, func(*object.Object) {}, func(e Error) { errs = append(errs, e) })
+	if len(errs) != len(want.Errors) {
+		t.Errorf("skipping a large file of no object: %d errors, want %d (those of f.yaml)", len(errs), len(want.Errors))
 	}
 }

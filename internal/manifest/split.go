@@ -19,19 +19,26 @@ var bom = []byte("\xef\xbb\xbf")
 
 // Parse reads every object of one file's contents.
 func Parse(file string, data []byte, emit func(*object.Object), fail func(Error)) {
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		fail(Error{File: file, Message: "binary file (contains a NUL byte), not YAML or JSON"})
+	docs, err := documents(file, data)
+	if err != nil {
+		fail(*err)
 		return
+	}
+	for _, doc := range docs {
+		parseDocument(file, doc, emit, fail)
+	}
+}
+
+// documents returns the YAML documents of a file, or why it is no text.
+func documents(file string, data []byte) ([]document, *Error) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return nil, &Error{File: file, Message: "binary file (contains a NUL byte), not YAML or JSON"}
 	}
 	if !utf8.Valid(data) {
 		line := 1 + bytes.Count(data[:invalidUTF8(data)], []byte("\n"))
-		fail(Error{File: file, Line: line, Message: "not valid UTF-8 text"})
-		return
+		return nil, &Error{File: file, Line: line, Message: "not valid UTF-8 text"}
 	}
-	data = bytes.TrimPrefix(data, bom)
-	for _, doc := range splitDocuments(data) {
-		parseDocument(file, doc, emit, fail)
-	}
+	return splitDocuments(bytes.TrimPrefix(data, bom)), nil
 }
 
 func invalidUTF8(data []byte) int {
