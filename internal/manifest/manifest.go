@@ -66,15 +66,16 @@ type Loader struct {
 	// no file at all still are.
 	SkipNonManifests bool
 	// Workers is how many files are parsed at once, and how many parts of
-	// a large file (partBytes); 0 means GOMAXPROCS. Objects and errors are
-	// still emitted in input order.
+	// a large file or chart (partBytes); 0 means GOMAXPROCS. Objects and
+	// errors are still emitted in input order.
 	//
 	// Skip and Expand are called on a goroutine of the Loader's, one call at
 	// a time, while objects read earlier are emitted.
 	Workers int
 	// Prepare, if set, is called for each object on the goroutine that
 	// parsed it, before the object is emitted: for objects of different
-	// files, or parts of one, at once. It is where per-object work runs in parallel.
+	// files, or parts of one, at once. It is where per-object work runs in
+	// parallel.
 	Prepare func(*object.Object)
 }
 
@@ -142,51 +143,68 @@ type part struct {
 	errors  []Error
 }
 
-// partBytes is the least size of a part: a unit larger than it is parsed
-// in parts, on several goroutines, and each part's objects are emitted as
-// soon as it and those before it are done. Whole, one file of 20,000
-// objects took one core and 440–490 MB (docs/benchmarks.md).
+// partBytes is the least size of a part: a unit whose documents are larger
+// is parsed in parts, on several goroutines, and each part's objects are
+// emitted as soon as it and those before it are done. Whole, one file of
+// 20,000 objects took one core and 440–490 MB (docs/benchmarks.md).
 const partBytes = 256 << 10
 
-// parseUnit sends the parts of a unit to out, in order.
-func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
+// piece is a document to parse, with the file it is reported at, or a
+// problem met before any document of a file.
+type piece struct {
+	file string
+	doc  document
+	err  *Error
+}
+
+// pieces reads a unit: its documents and problems, in order, and the size
+// of the documents.
+func (l *Loader) pieces(u unit) (ps []piece, size int) {
+	add := func(file string, data []byte) {
+		docs, err := documents(file, data)
+		if err != nil {
+			ps = append(ps, piece{err: err})
+			return
+		}
+		for _, d := range docs {
+			ps = append(ps, piece{file: file, doc: d})
+			size += len(d.data)
+		}
+	}
 	if u.read {
 		if data, err := l.readFile(u.path); err != nil {
-			out <- part{errors: []Error{{File: u.path, Message: err.Error()}}}
+			ps = append(ps, piece{err: &Error{File: u.path, Message: err.Error()}})
 		} else {
-			l.parseData(u.path, data, workers, out)
+			add(u.path, data)
 		}
 	}
 	for _, d := range u.docs {
-		l.parseData(d.File, d.Data, workers, out)
+		add(d.File, d.Data)
 	}
+	return ps, size
 }
 
-// parseData sends the parts of one file's contents to out, in order,
-// parsing up to workers parts at once.
-func (l *Loader) parseData(file string, data []byte, workers int, out chan<- part) {
-	docs, err := documents(file, data)
-	if err != nil {
-		out <- part{errors: []Error{*err}}
-		return
-	}
-	if len(data) <= partBytes {
-		out <- l.parsePart(file, docs)
+// parseUnit sends the parts of a unit to out, in order, parsing up to
+// workers parts at once.
+func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
+	ps, size := l.pieces(u)
+	if size <= partBytes {
+		out <- l.parsePart(ps)
 		return
 	}
 	parts := make(chan chan part, workers)
 	go func() {
 		defer close(parts)
-		for len(docs) > 0 {
-			n, size := 0, 0
-			for n < len(docs) && size < partBytes {
-				size += len(docs[n].data)
+		for len(ps) > 0 {
+			n, sum := 0, 0
+			for n < len(ps) && sum < partBytes {
+				sum += len(ps[n].doc.data)
 				n++
 			}
 			ch := make(chan part, 1)
 			parts <- ch
-			go func(docs []document) { ch <- l.parsePart(file, docs) }(docs[:n])
-			docs = docs[n:]
+			go func(ps []piece) { ch <- l.parsePart(ps) }(ps[:n])
+			ps = ps[n:]
 		}
 	}()
 	for ch := range parts {
@@ -194,7 +212,7 @@ func (l *Loader) parseData(file string, data []byte, workers int, out chan<- par
 	}
 }
 
-func (l *Loader) parsePart(file string, docs []document) part {
+func (l *Loader) parsePart(ps []piece) part {
 	var p part
 	emit := func(o *object.Object) {
 		if l.Prepare != nil {
@@ -203,8 +221,12 @@ func (l *Loader) parsePart(file string, docs []document) part {
 		p.objects = append(p.objects, o)
 	}
 	fail := func(e Error) { p.errors = append(p.errors, e) }
-	for _, doc := range docs {
-		parseDocument(file, doc, emit, fail)
+	for _, pc := range ps {
+		if pc.err != nil {
+			fail(*pc.err)
+			continue
+		}
+		parseDocument(pc.file, pc.doc, emit, fail)
 	}
 	return p
 }

@@ -427,6 +427,31 @@ func TestLoadInParts(t *testing.T) {
 		}
 	}
 
+	// A chart whose rendered files are small but many: parts too.
+	var rendered []Document
+	var wantNames []string
+	for i := range docs {
+		name := fmt.Sprintf("c%d", i)
+		rendered = append(rendered, Document{File: fmt.Sprintf("t%d.yaml", i), Data: []byte(configMap(name) + "data: {padding: " + strings.Repeat("x", 1000) + "}\n")})
+		wantNames = append(wantNames, name)
+	}
+	var names []string
+	var prepared, atFirst atomic.Int64
+	l := &Loader{Workers: 2, Prepare: func(*object.Object) { prepared.Add(1) },
+		Expand: func(string, fs.FileInfo) ([]Document, bool, error) { return rendered, true, nil }}
+	l.Load([]string{path}, func(o *object.Object) {
+		if names == nil {
+			atFirst.Store(prepared.Load())
+		}
+		names = append(names, o.Ref.Name)
+	}, func(e Error) { t.Error(e) })
+	if diff := cmp.Diff(wantNames, names); diff != "" {
+		t.Errorf("a large chart's objects (-want +got):\n%s", diff)
+	}
+	if n := atFirst.Load(); n >= docs/2 {
+		t.Errorf("a large chart: %d objects parsed before the first was emitted: not in parts", n)
+	}
+
 	// A large file without any object is skipped whole.
 	other := filepath.Join(t.TempDir(), "values.yaml")
 	writeFile(t, other, strings.Repeat("foo: "+strings.Repeat("x", 1000)+"\n---\n", 2000))
