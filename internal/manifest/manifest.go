@@ -146,7 +146,7 @@ type part struct {
 // partBytes is the least size of a part: a unit whose documents are larger
 // is parsed in parts, on several goroutines, and each part's objects are
 // emitted as soon as it and those before it are done. Whole, one file of
-// 20,000 objects took one core and 440–490 MB (docs/benchmarks.md).
+// 20,000 objects took one core and 440–493 MB (docs/benchmarks.md).
 const partBytes = 256 << 10
 
 // piece is a document to parse, with the file it is reported at, or a
