@@ -55,7 +55,8 @@ type Spill interface {
 	// Write keeps a copy of b and returns its number; it must not keep b,
 	// which Add fills again.
 	Write(b []byte) (int, error)
-	// ReadAt reads len(b) bytes of buffer i, from offset off in it.
+	// ReadAt reads len(b) bytes of buffer i, from offset off in it. It
+	// may be called from several goroutines at once (All reads ahead).
 	ReadAt(i int, b []byte, off int) error
 }
 
@@ -126,15 +127,75 @@ func (s *Workloads) Err() error {
 	return s.err
 }
 
-// All yields the summaries in the order they were added.
+// All yields the summaries in the order they were added. They are read
+// and decoded on a goroutine of their own, a few batches ahead of those
+// yielded, so that a pass over all of them (a cluster rule's, the
+// report's) uses two cores: at 100,000 summaries, reading and decoding
+// took half the time of the cluster rules, on one core after every other.
 func (s *Workloads) All() iter.Seq[*Workload] {
 	return func(yield func(*Workload) bool) {
-		for i := range s.Len() {
-			if w := s.at(i, true); w == nil || !yield(w) {
-				return
+		if s.Len() == 0 {
+			return
+		}
+		ahead := make(chan []*Workload, 2)
+		stop := make(chan struct{})
+		var err error // read once ahead is closed
+		go func(failed bool) {
+			defer close(ahead)
+			err = s.decodeAll(failed, ahead, stop)
+		}(s.err != nil)
+		defer func() {
+			close(stop)
+			for range ahead { // until the goroutine is done
+			}
+			if err != nil && s.err == nil {
+				s.err = err
+			}
+		}()
+		for batch := range ahead {
+			for _, w := range batch {
+				if !yield(w) || s.err != nil {
+					return
+				}
 			}
 		}
 	}
+}
+
+// aheadBatch is how many summaries All decodes ahead at a time.
+const aheadBatch = 256
+
+// decodeAll decodes the summaries in order and sends them to ahead in
+// batches, until stop is closed or a read from Spill fails (its error is
+// returned); when failed, it reads nothing from Spill. It does not touch
+// what at keeps, so that at may run meanwhile.
+func (s *Workloads) decodeAll(failed bool, ahead chan<- []*Workload, stop <-chan struct{}) error {
+	var read []byte
+	i := 0
+	for c, data := range s.chunks {
+		if s.blocks[c] >= 0 {
+			if failed {
+				return nil
+			}
+			read = slices.Grow(read[:0], s.sizes[c])[:s.sizes[c]]
+			if err := s.Spill.ReadAt(s.blocks[c], read, 0); err != nil {
+				return err
+			}
+			data = read
+		}
+		for i < len(s.keys) && s.keys[i].chunk == uint32(c) {
+			batch := make([]*Workload, 0, aheadBatch)
+			for ; len(batch) < aheadBatch && i < len(s.keys) && s.keys[i].chunk == uint32(c); i++ {
+				batch = append(batch, s.decode(data[s.keys[i].at:]))
+			}
+			select {
+			case ahead <- batch:
+			case <-stop:
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // WithDynamicVolumes yields the summaries that have DynamicVolumes, in the

@@ -7,9 +7,12 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
@@ -158,8 +161,10 @@ func TestWorkloadsSorted(t *testing.T) {
 
 // memSpill keeps the buffers it is given, as spool.Blocks does in a file.
 type memSpill struct {
-	blocks              [][]byte
-	failWrite, failRead bool
+	blocks    [][]byte
+	failWrite bool
+	// failRead is set while All reads ahead on another goroutine.
+	failRead atomic.Bool
 }
 
 func (m *memSpill) Write(b []byte) (int, error) {
@@ -171,7 +176,7 @@ func (m *memSpill) Write(b []byte) (int, error) {
 }
 
 func (m *memSpill) ReadAt(i int, b []byte, off int) error {
-	if m.failRead {
+	if m.failRead.Load() {
 		return errors.New("bad sector")
 	}
 	if copy(b, m.blocks[i][off:]) < len(b) {
@@ -229,22 +234,22 @@ func TestWorkloadsSpill(t *testing.T) {
 
 	// A read error: the reading stops, the error is kept, and what reads
 	// next finds nothing rather than what the failed read left.
-	spill.failRead = true
+	spill.failRead.Store(true)
 	broken := &Workloads{Spill: spill}
 	for _, w := range added {
 		broken.Add(w)
 	}
-	spill.failRead = false
+	spill.failRead.Store(false)
 	n := 0
 	for range broken.All() {
 		if n++; n == len(added)/3 { // buffers on disk follow
-			spill.failRead = true
+			spill.failRead.Store(true)
 		}
 	}
 	if n >= len(added) || broken.Err() == nil {
 		t.Errorf("a read error: %d workloads read of %d, Err() = %v", n, len(added), broken.Err())
 	}
-	spill.failRead = false
+	spill.failRead.Store(false)
 	if n := len(slices.Collect(broken.All())); n > 0 { // the first is in a buffer on disk
 		t.Errorf("after a read error, All read %d workloads", n)
 	}
@@ -261,6 +266,47 @@ func TestWorkloadsSpill(t *testing.T) {
 	}
 	if diff := cmp.Diff(slices.Collect(mem.Sorted()), slices.Collect(full.Sorted())); diff != "" || full.Err() != nil {
 		t.Errorf("with nowhere to spill (-memory +kept), Err() = %v:\n%s", full.Err(), diff)
+	}
+}
+
+// TestWorkloadsAllStops: All reads ahead on a goroutine of its own, which
+// is gone once a loop over All stops early, even one that ran another
+// loop over them inside.
+func TestWorkloadsAllStops(t *testing.T) {
+	spill := &memSpill{}
+	s := &Workloads{Spill: spill}
+	for i, l := range manyLines(6000) {
+		w := full(i % 5)
+		w.Source.Line = l
+		s.Add(w)
+	}
+	if len(spill.blocks) < 2 {
+		t.Fatalf("%d buffers spilled, want several", len(spill.blocks))
+	}
+	before := runtime.NumGoroutine()
+	n, inner := 0, 0
+	for range s.All() {
+		if n++; n == 1 {
+			for range s.All() {
+				if inner++; inner == 1000 {
+					break
+				}
+			}
+		}
+		if n == 300 { // past the first batch read ahead
+			break
+		}
+	}
+	if n != 300 || inner != 1000 || s.Err() != nil {
+		t.Fatalf("%d and %d workloads read, Err() = %v; want 300 and 1000", n, inner, s.Err())
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines once All stopped, %d before", runtime.NumGoroutine(), before)
+		}
+	}
+	if got := len(slices.Collect(s.All())); got != s.Len() {
+		t.Errorf("All read %d workloads after a loop stopped early, want %d", got, s.Len())
 	}
 }
 
