@@ -8,6 +8,10 @@
 # FILES lists the corpus sizes, in files (default: 1000 2000 10000);
 # kube-linter runs up to KUBE_LINTER_MAX_FILES (default 2000): its time grows
 # faster than its input (16 s at 1,000 files, 110 s at 2,000).
+# PAIRS (default 5) is how many times check then runs on the largest corpus
+# on one core, then on two, for the speed-up of each pair and their
+# median: this machine's speed changes by up to a third within minutes, and
+# the two runs of a pair share theirs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -50,5 +54,27 @@ for files in ${FILES:-1000 2000 10000}; do
 	if [ -n "${KUBE_LINTER:-}" ] && [ "$files" -le "${KUBE_LINTER_MAX_FILES:-2000}" ]; then
 		measure "kube-linter lint" "$KUBE_LINTER" lint --format json "$corpus"
 	fi
-	rm -rf "$corpus"
+	rm -rf "${last:-}"
+	last=$corpus # kept for the pairs below
 done
+
+# seconds COMMAND...: the elapsed time of a command, its output dropped.
+seconds() {
+	/usr/bin/time -f '%e' -o "$work/time" "$@" > /dev/null 2>&1 || true
+	tail -n 1 "$work/time"
+}
+
+if [ "${PAIRS:-5}" -gt 0 ]; then
+	echo
+	echo "| pair, $objects objects | 1 core | 2 cores | speed-up |"
+	echo "| --- | --- | --- | --- |"
+	for pair in $(seq "${PAIRS:-5}"); do
+		one=$(GOMAXPROCS=1 seconds "$work/fargatekit" check --fail-on none -o json "$last")
+		two=$(GOMAXPROCS=2 seconds "$work/fargatekit" check --fail-on none -o json "$last")
+		speedup=$(awk -v a="$one" -v b="$two" 'BEGIN { printf "%.2f", a / b }')
+		echo "$speedup" >> "$work/speedups"
+		echo "| $pair | $one s | $two s | ${speedup}× |"
+	done
+	echo
+	echo "median speed-up of two cores over one: $(sort -n "$work/speedups" | awk '{ v[NR] = $1 } END { printf "%.2f", (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }')×"
+fi
