@@ -131,7 +131,8 @@ func (s *Workloads) Err() error {
 // and decoded on a goroutine of their own, a few batches ahead of those
 // yielded, so that a pass over all of them (a cluster rule's, the
 // report's) uses two cores: at 100,000 summaries, reading and decoding
-// took half the time of the cluster rules, on one core after every other.
+// them was half the time of the cluster rules, which run on one core once
+// every object is read.
 func (s *Workloads) All() iter.Seq[*Workload] {
 	return func(yield func(*Workload) bool) {
 		if s.Len() == 0 {
