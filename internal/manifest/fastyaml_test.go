@@ -172,6 +172,41 @@ func TestParserReuse(t *testing.T) {
 	}
 }
 
+// TestParseKeepsNoInput: the fast parser reads a document in place, not a
+// copy of it, and nothing an object keeps (its index of lines above all)
+// refers to the bytes parsed: overwritten once parsed, the objects of the
+// examples are those parsed from bytes left alone.
+func TestParseKeepsNoInput(t *testing.T) {
+	objects := 0
+	err := filepath.WalkDir("../../examples", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !hasExtension(path) {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		parse := func(data []byte) (out []*object.Object) {
+			Parse(path, data, func(o *object.Object) { out = append(out, o) }, func(Error) {})
+			return out
+		}
+		buf := slices.Clone(data)
+		got := parse(buf)
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		want := parse(data)
+		objects += len(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the objects changed with the bytes they were parsed from", path)
+		}
+		return nil
+	})
+	if err != nil || objects < 40 { // 49 on 2026-11-26
+		t.Fatalf("%d objects: %v", objects, err)
+	}
+}
+
 // FuzzFastYAML: on every document the fast parser accepts, its JSON and
 // lines are those of yaml.v3's tree.
 func FuzzFastYAML(f *testing.F) {
