@@ -115,8 +115,8 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 
 // lines returns a copy of the index whose keys are copied too, into one
 // string, so that the index, which the object keeps, holds none of the
-// document: copying every document whole instead was 6% of what a check
-// allocates, this 2%.
+// document: copying every document whole instead was 6.4% of what
+// BenchmarkCheck allocates, copying the keys alone is 2.7%.
 func (p *fastParser) lines() []lineNode {
 	size := 0
 	for i := range p.index {
