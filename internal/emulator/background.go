@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -59,19 +60,75 @@ func StartDetached(ctx context.Context, what, self string, args, env []string, l
 	return nil
 }
 
-// FreePorts returns n loopback ports the system gives out now, all
-// different.
+// FreePorts returns n different loopback ports free now, outside the
+// system's range of ephemeral ports: a component listens on its port again
+// when it restarts (a new version of the control plane, `emulator up` after
+// `down`), and in between any outgoing connection may be given that port,
+// and hold it for as long as it lives (then the component cannot listen).
 func FreePorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free loopback port: %w", err)
+	pool := portPool(ephemeralPorts())
+	size := 0
+	for _, r := range pool {
+		size += r[1] - r[0] + 1
+	}
+	ports := make([]int, 0, n)
+	for tries := 0; len(ports) < n && tries < 100*n; tries++ {
+		port := 0 // the system's pick, when the ephemeral range leaves no room
+		if size > 0 {
+			i := rand.IntN(size)
+			for _, r := range pool {
+				if i < r[1]-r[0]+1 {
+					port = r[0] + i
+					break
+				}
+				i -= r[1] - r[0] + 1
+			}
 		}
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-		defer func() { _ = ln.Close() }()
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		if !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	if len(ports) < n {
+		return nil, fmt.Errorf("finding %d free loopback ports: found %d", n, len(ports))
 	}
 	return ports, nil
+}
+
+// ephemeralPorts is the system's range of ephemeral ports: Linux's
+// ip_local_port_range, else 32768-65535 (which holds Linux's default
+// range and the BSDs' and macOS's, 49152-65535).
+func ephemeralPorts() (lo, hi int) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768, 65535
+	}
+	if _, err := fmt.Sscan(string(data), &lo, &hi); err != nil || lo > hi {
+		return 32768, 65535
+	}
+	return lo, hi
+}
+
+// minPort is the lowest port FreePorts gives: below it are the ports of
+// services the host may run (kubelet's 10250, and many more).
+const minPort = 20000
+
+// portPool is where FreePorts picks ports, given the ephemeral range: the
+// inclusive ranges from minPort to 65535 outside it.
+func portPool(lo, hi int) [][2]int {
+	var pool [][2]int
+	if lo > minPort {
+		pool = append(pool, [2]int{minPort, lo - 1})
+	}
+	if hi < 65535 {
+		pool = append(pool, [2]int{max(hi+1, minPort), 65535})
+	}
+	return pool
 }
 
 // HostProcess is a process of the host that stands in for pods of the

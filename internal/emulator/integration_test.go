@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,22 +84,16 @@ func slot(t testing.TB) {
 	t.Cleanup(func() { <-emulators })
 }
 
-// freePort returns a loopback port free now, below Linux's ephemeral range
-// (32768 and up): the ports the system gives out to kwokctl's components and
-// to outgoing connections of the tests running alongside would otherwise
-// take it between now and the daemon listening on it.
+// freePort returns a loopback port free now, outside the ephemeral range
+// (emulator.FreePorts): the tests running alongside would otherwise take it,
+// for their outgoing connections, between now and the daemon listening on it.
 func freePort(t testing.TB) int {
 	t.Helper()
-	for range 100 {
-		port := 20000 + rand.IntN(12768)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			_ = ln.Close()
-			return port
-		}
+	ports, err := emulator.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free loopback port between 20000 and 32767")
-	return 0
+	return ports[0]
 }
 
 // controlPlane returns the directory of the control plane binaries, and
@@ -146,8 +138,9 @@ func start(t testing.TB, scenario string, extra ...string) *cluster {
 	c.emulator("up")
 	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
 	t.Cleanup(func() {
-		if t.Failed() { // what the daemon and KWOK saw, for the CI log
-			for _, f := range []string{filepath.Join(c.state, "daemon.log"), filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "kwok-controller.log"), filepath.Join(c.state, "spread", "spread.log")} {
+		if t.Failed() { // what the daemon and the control plane saw, for the CI log
+			components, _ := filepath.Glob(filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "*.log"))
+			for _, f := range append([]string{filepath.Join(c.state, "daemon.log"), filepath.Join(c.state, "spread", "spread.log")}, components...) {
 				if data, err := os.ReadFile(f); err == nil {
 					lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 					t.Logf("%s (last lines):\n%s", f, strings.Join(lines[max(0, len(lines)-40):], "\n"))

@@ -223,11 +223,28 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 }
 
 // startStopped starts the stopped control plane and waits until it is ready.
+// kwokctl start succeeds whatever becomes of the components, and
+// kwok-controller exits when the API server does not answer within about
+// 15 s (a loaded machine): what exited is started again, twice at most.
 func (o *Options) startStopped(ctx context.Context) error {
 	if err := o.addStagesArg(); err != nil {
 		return err
 	}
-	return o.kwokctl(ctx, "start", "cluster", "--name", o.Config.Metadata.Name, "--wait", "60s")
+	for attempt := 1; ; attempt++ {
+		if err := o.kwokctl(ctx, "start", "cluster", "--name", o.Config.Metadata.Name, "--wait", "60s"); err != nil {
+			return err
+		}
+		dead, err := o.deadComponents()
+		switch {
+		case err != nil:
+			return err
+		case len(dead) == 0:
+			return nil
+		case attempt == 3:
+			return fmt.Errorf("the control plane's %s exited after %d starts: see %s", strings.Join(dead, ", "), attempt, filepath.Join(o.clusterDir(), "logs"))
+		}
+		o.say("starting the control plane's %s again: it exited", strings.Join(dead, ", "))
+	}
 }
 
 // loopbackArgs are kwokctl flags that make every component listen on
@@ -276,18 +293,28 @@ func loopbackArgs() ([]string, []componentArg, error) {
 // controlPlaneReady reports whether the API server answers /readyz and every
 // component of the control plane runs.
 func (o *Options) controlPlaneReady(ctx context.Context) bool {
-	pids, err := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
-	if err != nil || len(pids) == 0 {
+	if dead, err := o.deadComponents(); err != nil || len(dead) > 0 {
 		return false
-	}
-	for _, p := range pids {
-		if pid := readPID(p); pid == 0 || !alive(pid) {
-			return false
-		}
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(o.BinDir, "kubectl"), "--kubeconfig", o.kwokKubeconfig(), "get", "--raw", "/readyz", "--request-timeout", "5s")
 	out, err := cmd.Output()
 	return err == nil && strings.TrimSpace(string(out)) == "ok"
+}
+
+// deadComponents are the components of the control plane kwokctl started
+// that no longer run (their pid files); an error when it started none.
+func (o *Options) deadComponents() ([]string, error) {
+	pids, err := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
+	if err != nil || len(pids) == 0 {
+		return nil, fmt.Errorf("no pid files in %s", filepath.Join(o.clusterDir(), "pids"))
+	}
+	var dead []string
+	for _, p := range pids {
+		if pid := readPID(p); pid == 0 || !alive(pid) {
+			dead = append(dead, strings.TrimSuffix(filepath.Base(p), ".pid"))
+		}
+	}
+	return dead, nil
 }
 
 // portsFree checks that the daemon's ports can be listened on.
@@ -305,7 +332,8 @@ func (o *Options) portsFree() error {
 // startDaemon starts `fargatekit emulator serve` in its own session and
 // waits until the EKS API answers.
 func (o *Options) startDaemon() error {
-	args := []string{"emulator", "serve", "--state-dir", o.StateDir,
+	// At info, its log says when it restarts the control plane, and why.
+	args := []string{"emulator", "serve", "--log-level", "info", "--state-dir", o.StateDir,
 		"--eks-port", strconv.Itoa(o.EKSPort), "--webhook-port", strconv.Itoa(o.WebhookPort)}
 	if o.SettingsPath != "" {
 		args = append(args, "--settings", o.SettingsPath)

@@ -1,0 +1,79 @@
+package emulator
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+)
+
+func TestPortPool(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi int
+		want   [][2]int
+	}{
+		{32768, 60999, [][2]int{{20000, 32767}, {61000, 65535}}}, // Linux's default
+		{49152, 65535, [][2]int{{20000, 49151}}},                 // IANA's, macOS's
+		{10000, 15000, [][2]int{{20000, 65535}}},
+		{10000, 65535, nil}, // no room: the system picks
+		{1024, 65535, nil},
+	} {
+		if diff := cmp.Diff(tc.want, portPool(tc.lo, tc.hi)); diff != "" {
+			t.Errorf("portPool(%d, %d) (-want +got):\n%s", tc.lo, tc.hi, diff)
+		}
+	}
+}
+
+func TestFreePorts(t *testing.T) {
+	ports, err := FreePorts(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := ephemeralPorts()
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if seen[p] || p < minPort || (p >= lo && p <= hi) {
+			t.Errorf("port %d: a duplicate, below %d or in the ephemeral range %d-%d (%v)", p, minPort, lo, hi, ports)
+		}
+		seen[p] = true
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			t.Errorf("port %d is not free: %v", p, err)
+			continue
+		}
+		_ = ln.Close()
+	}
+}
+
+// TestDeadComponents: a component whose pid file names no live process is
+// dead (kwok-controller after giving up on a slow API server), one whose
+// process runs is not.
+func TestDeadComponents(t *testing.T) {
+	o := &Options{StateDir: t.TempDir(), Config: clusterconfig.Default()}
+	if _, err := o.deadComponents(); err == nil {
+		t.Error("no pid files: no error")
+	}
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pids := filepath.Join(o.clusterDir(), "pids")
+	if err := os.MkdirAll(pids, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range map[string]int{"kube-apiserver": os.Getpid(), "kwok-controller": exited.Process.Pid} {
+		if err := os.WriteFile(filepath.Join(pids, name+".pid"), []byte(fmt.Sprint(pid)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dead, err := o.deadComponents(); err != nil || !slices.Equal(dead, []string{"kwok-controller"}) {
+		t.Errorf("dead components: %v, %v; want [kwok-controller]", dead, err)
+	}
+}
