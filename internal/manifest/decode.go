@@ -126,34 +126,52 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 // from offset lines into the file. It keeps, of the node tree, the keys and
 // lines of the collections' children, in one array, each collection's
 // children side by side (newLineIndex's order is breadth first, the fast
-// parser's the order in which collections end); nodes[0] is the root.
+// parser's the order in which collections end); nodes[0] is the root. The
+// keys are in one string, in the nodes' order, so that the array holds no
+// pointer for the collector to scan.
 type lineIndex struct {
 	nodes  []lineNode
+	keys   string
 	offset int
 }
 
 // lineNode is a node of the tree: its children are nodes[first:first+count].
 type lineNode struct {
-	// key is the mapping key that names the node; "" for the root and
-	// sequence items.
-	key string
+	// keyEnd is where the node's key ends in keys; it starts where the
+	// previous node's ends. The key is the mapping key that names the
+	// node; "" for the root and sequence items.
+	keyEnd int32
 	// line is the key's line, or the node's own for the root and items.
 	line         int32
 	first, count int32
 	seq          bool
 }
 
+// key is the key of nodes[i].
+func (l *lineIndex) key(i int32) string {
+	start := int32(0)
+	if i > 0 {
+		start = l.nodes[i-1].keyEnd
+	}
+	return l.keys[start:l.nodes[i].keyEnd]
+}
+
 // maxLineNodes bounds the index of an object (one whose aliases repeat a
 // large part of it, or one of a million fields): paths into the nodes beyond
-// it resolve to the line of their nearest indexed ancestor.
-const maxLineNodes = 1 << 20
+// it resolve to the line of their nearest indexed ancestor. maxLineKeys
+// bounds its keys' bytes the same way.
+const (
+	maxLineNodes = 1 << 20
+	maxLineKeys  = 1 << 26
+)
 
 // newLineIndex indexes the tree under root, breadth first, so that every
 // node's children are side by side; aliases are followed.
 func newLineIndex(root *yaml.Node, offset int) *lineIndex {
 	size := min(treeSize(root, 0), maxLineNodes)
-	l := &lineIndex{nodes: make([]lineNode, 1, size), offset: offset}
-	l.nodes[0].line = int32(root.Line)
+	nodes := make([]lineNode, 1, size)
+	nodes[0].line = int32(root.Line)
+	var keys strings.Builder
 	queue := make([]*yaml.Node, 1, size)
 	queue[0] = root
 	for i := 0; i < len(queue); i++ {
@@ -161,30 +179,34 @@ func newLineIndex(root *yaml.Node, offset int) *lineIndex {
 		for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxDepth; depth++ {
 			n = n.Alias
 		}
-		children := len(n.Content)
+		children, keySize := len(n.Content), 0
 		if n.Kind == yaml.MappingNode {
 			children /= 2 // a key and its value are one node
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				keySize += len(n.Content[j].Value)
+			}
 		}
-		if len(l.nodes)+children > maxLineNodes {
+		if len(nodes)+children > maxLineNodes || keys.Len()+keySize > maxLineKeys {
 			continue
 		}
-		e := &l.nodes[i]
-		e.first, e.seq = int32(len(l.nodes)), n.Kind == yaml.SequenceNode
+		e := &nodes[i]
+		e.first, e.seq = int32(len(nodes)), n.Kind == yaml.SequenceNode
 		switch n.Kind {
 		case yaml.MappingNode:
 			for j := 0; j+1 < len(n.Content); j += 2 {
-				l.nodes = append(l.nodes, lineNode{key: n.Content[j].Value, line: int32(n.Content[j].Line)})
+				keys.WriteString(n.Content[j].Value)
+				nodes = append(nodes, lineNode{keyEnd: int32(keys.Len()), line: int32(n.Content[j].Line)})
 				queue = append(queue, n.Content[j+1])
 			}
 		case yaml.SequenceNode:
 			for _, c := range n.Content {
-				l.nodes = append(l.nodes, lineNode{line: int32(c.Line)})
+				nodes = append(nodes, lineNode{keyEnd: int32(keys.Len()), line: int32(c.Line)})
 				queue = append(queue, c)
 			}
 		}
-		l.nodes[i].count = int32(len(l.nodes)) - l.nodes[i].first
+		nodes[i].count = int32(len(nodes)) - nodes[i].first
 	}
-	return l
+	return &lineIndex{nodes: nodes, keys: keys.String(), offset: offset}
 }
 
 // treeSize counts the nodes under n that newLineIndex indexes (a mapping's
@@ -214,24 +236,23 @@ func (l *lineIndex) Line(path string) int {
 func (l *lineIndex) line(path string) int {
 	n := &l.nodes[0]
 	for _, seg := range segments(path) {
-		children := l.nodes[n.first : n.first+n.count]
-		var next *lineNode
+		next := int32(-1)
 		if n.seq {
-			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(children) {
-				next = &children[i]
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < int(n.count) {
+				next = n.first + int32(i)
 			}
 		} else {
-			for j := range children {
-				if children[j].key == seg {
-					next = &children[j]
+			for j := n.first; j < n.first+n.count; j++ {
+				if l.key(j) == seg {
+					next = j
 					break
 				}
 			}
 		}
-		if next == nil {
+		if next < 0 {
 			break
 		}
-		n = next
+		n = &l.nodes[next]
 	}
 	return int(n.line)
 }

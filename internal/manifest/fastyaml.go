@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,10 +70,10 @@ func (p *fastParser) release() {
 	if cap(p.json) > maxKept {
 		p.json = nil
 	}
-	if cap(p.index)*int(unsafe.Sizeof(lineNode{})) > maxKept {
+	if cap(p.index)*int(unsafe.Sizeof(parsedNode{})) > maxKept {
 		p.index = nil
 	}
-	if cap(p.stack)*int(unsafe.Sizeof(lineNode{})) > maxKept {
+	if cap(p.stack)*int(unsafe.Sizeof(parsedNode{})) > maxKept {
 		p.stack = nil
 	}
 	parsers.Put(p)
@@ -89,7 +88,7 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 	}
 	// The document is read in place, not copied: nothing the parser
 	// returns refers to it (the JSON is written, the index's keys copied).
-	*p = fastParser{src: unsafe.String(unsafe.SliceData(data), len(data)), line: 1, json: p.json[:0], index: append(p.index[:0], lineNode{}), stack: p.stack[:0]}
+	*p = fastParser{src: unsafe.String(unsafe.SliceData(data), len(data)), line: 1, json: p.json[:0], index: append(p.index[:0], parsedNode{}), stack: p.stack[:0]}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(decline); !declined {
@@ -109,33 +108,30 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 	if p.ind >= 0 || len(p.index) > maxLineNodes {
 		p.decline() // something after the root node; an index newLineIndex would cut
 	}
-	p.index[0] = lineNode{line: int32(root.line), first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
-	return fastDoc{root: root, json: p.json, lines: &lineIndex{nodes: p.lines()}, apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
+	p.index[0] = parsedNode{line: int32(root.line), first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
+	return fastDoc{root: root, json: p.json, lines: p.lines(), apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
 }
 
-// lines returns a copy of the index whose keys are copied too, into one
-// string, so that the index, which the object keeps, holds none of the
-// document: copying every document whole instead was 6.4% of what
-// BenchmarkCheck allocates, copying the keys alone is 2.7%.
-func (p *fastParser) lines() []lineNode {
+// lines makes the line index of what the parser read: a copy of its
+// index, whose keys are copied too, so that it holds none of the document
+// (copying the whole document instead was 6.4% of what BenchmarkCheck
+// allocated). It declines keys beyond what a lineIndex holds.
+func (p *fastParser) lines() *lineIndex {
 	size := 0
 	for i := range p.index {
 		size += len(p.index[i].key)
 	}
-	var b strings.Builder
-	b.Grow(size)
-	for i := range p.index {
-		b.WriteString(p.index[i].key)
+	if size > maxLineKeys {
+		p.decline()
 	}
-	keys := b.String()
-	nodes := slices.Clone(p.index)
-	at := 0
-	for i := range nodes {
-		n := len(nodes[i].key)
-		nodes[i].key = keys[at : at+n]
-		at += n
+	var keys strings.Builder
+	keys.Grow(size)
+	nodes := make([]lineNode, len(p.index))
+	for i, n := range p.index {
+		keys.WriteString(n.key)
+		nodes[i] = lineNode{keyEnd: int32(keys.Len()), line: n.line, first: n.first, count: n.count, seq: n.seq}
 	}
-	return nodes
+	return &lineIndex{nodes: nodes, keys: keys.String()}
 }
 
 // decline is the panic with which the parser gives a document up.
@@ -157,12 +153,21 @@ type fastParser struct {
 	json []byte // the JSON written so far
 	// index holds the children of the collections read, side by side,
 	// each collection's once it ends; index[0] is the root's entry.
-	index []lineNode
+	index []parsedNode
 	// stack holds the children of the collections being read.
-	stack []lineNode
+	stack []parsedNode
 	// apiVersion and kind are the root mapping's, when strings.
 	apiVersion, kind string
 	extreme          bool // see fastDoc
+}
+
+// parsedNode is a lineNode as the parser keeps it while it reads: its key
+// is the document's text, or the text unquoted.
+type parsedNode struct {
+	key          string
+	line         int32
+	first, count int32
+	seq          bool
 }
 
 func (p *fastParser) decline() { panic(decline{}) }
@@ -229,7 +234,7 @@ func (p *fastParser) key(k value, start int, seen *map[string]bool) {
 // child adds a collection's child to the stack: a mapping's value under
 // its key, or a sequence's item.
 func (p *fastParser) child(key string, line int, v value) {
-	p.stack = append(p.stack, lineNode{key: key, line: int32(line), first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
+	p.stack = append(p.stack, parsedNode{key: key, line: int32(line), first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
 }
 
 // field keeps a root mapping's apiVersion and kind.

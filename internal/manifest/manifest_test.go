@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
@@ -148,6 +149,11 @@ spec:
 `
 	var o *object.Object
 	Parse("f.yaml", []byte(doc), func(obj *object.Object) { o = obj }, func(e Error) { t.Fatal(e) })
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+		t.Fatal(err)
+	}
+	lib := newLineIndex(root.Content[0], 0) // yaml.v3's path, for what the fast parser declines
 	for path, want := range map[string]int{
 		"":     1,
 		"kind": 2,
@@ -159,6 +165,30 @@ spec:
 	} {
 		if got := o.Line(path); got != want {
 			t.Errorf("Line(%q) = %d, want %d", path, got, want)
+		}
+		if got := lib.Line(path); got != want {
+			t.Errorf("yaml.v3's index: Line(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+// TestLineIndexKeysBound: the keys an index holds are bounded, as its nodes
+// are; a mapping whose keys would pass the bound is not indexed, and paths
+// into it resolve to its line.
+func TestLineIndexKeysBound(t *testing.T) {
+	key := func(n int) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: strings.Repeat("k", n), Line: 3} }
+	for _, tc := range []struct {
+		name    string
+		keySize int
+		want    int
+	}{
+		{"keys within the bound", maxLineKeys - 1, 3},
+		{"keys past the bound", maxLineKeys + 1, 2},
+	} {
+		inner := &yaml.Node{Kind: yaml.MappingNode, Line: 3, Content: []*yaml.Node{key(tc.keySize), {Kind: yaml.ScalarNode, Value: "v", Line: 3}}}
+		root := &yaml.Node{Kind: yaml.MappingNode, Line: 1, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "m", Line: 2}, inner}}
+		if got := newLineIndex(root, 0).Line("m." + strings.Repeat("k", tc.keySize)); got != tc.want {
+			t.Errorf("%s: line %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
