@@ -157,9 +157,10 @@ type piece struct {
 	err  *Error
 }
 
-// pieces reads a unit: its documents and problems, in order, and the size
-// of the documents.
-func (l *Loader) pieces(u unit) (ps []piece, size int) {
+// pieces reads a unit: its documents and problems, in order, the size of
+// the documents, and the buffer of the file it read (to release once they
+// are parsed).
+func (l *Loader) pieces(u unit) (ps []piece, size int, read []byte) {
 	add := func(file string, data []byte) {
 		docs, err := documents(file, data)
 		if err != nil {
@@ -176,18 +177,20 @@ func (l *Loader) pieces(u unit) (ps []piece, size int) {
 			ps = append(ps, piece{err: &Error{File: u.path, Message: err.Error()}})
 		} else {
 			add(u.path, data)
+			read = data
 		}
 	}
 	for _, d := range u.docs {
 		add(d.File, d.Data)
 	}
-	return ps, size
+	return ps, size, read
 }
 
 // parseUnit sends the parts of a unit to out, in order, parsing up to
 // workers parts at once.
 func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
-	ps, size := l.pieces(u)
+	ps, size, read := l.pieces(u)
+	defer release(read)
 	if size <= partBytes {
 		out <- l.parsePart(ps)
 		return
