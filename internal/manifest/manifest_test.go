@@ -176,7 +176,9 @@ spec:
 // are; a mapping whose keys would pass the bound is not indexed, and paths
 // into it resolve to its line.
 func TestLineIndexKeysBound(t *testing.T) {
-	key := func(n int) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: strings.Repeat("k", n), Line: 3} }
+	key := func(n int) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: strings.Repeat("k", n), Line: 3}
+	}
 	for _, tc := range []struct {
 		name    string
 		keySize int
