@@ -159,7 +159,7 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 			return want, nil
 		}
 	}
-	slog.Info("restarting the control plane", "emulates", want, "configuration changed", changed)
+	slog.Info("restarting the control plane", "emulates", want, "reconfigured", changed)
 	if err := o.releaseNodes(ctx); err != nil {
 		// Not a reason not to restart: the nodes are taken once the leases expire.
 		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)

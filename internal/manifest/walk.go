@@ -146,10 +146,11 @@ func (l *Loader) readAll(r io.Reader, size int64) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("no standard input")
 	}
-	var b bytes.Buffer
+	var buf []byte
 	if p, _ := buffers.Get().(*[]byte); p != nil && cap(*p) >= int(size)+bytes.MinRead {
-		b = *bytes.NewBuffer((*p)[:0])
+		buf = (*p)[:0]
 	}
+	b := bytes.NewBuffer(buf)
 	b.Grow(int(size) + bytes.MinRead) // room for the data and the read that finds its end
 	if _, err := b.ReadFrom(io.LimitReader(r, l.max()+1)); err != nil {
 		return nil, fmt.Errorf("reading: %w", err)
