@@ -90,6 +90,50 @@ func FuzzSizePod(f *testing.F) {
 	})
 }
 
+// FuzzRequests holds requests, which sums itself the containers' requests
+// of a pod of long-running containers, equal to podRequests, which asks
+// resourcehelper.PodRequests: on requests, limits standing in for them,
+// decimal and huge quantities.
+func FuzzRequests(f *testing.F) {
+	f.Add("500m", "1Gi", "", "2Gi", "100m", "", "1", "10Gi")
+	f.Add("", "", "2", "1.23456789012345678901", "1E19", "1n", "", "")
+	f.Add("0", "0.5", "1e3", "", "-1", "", "", "1Ei")
+	f.Add("", "", "", "", "", "", "", "")
+	f.Fuzz(func(t *testing.T, cpuA, memA, limitCPUA, limitMemA, cpuB, memB, limitCPUB, ephB string) {
+		set := func(l *corev1.ResourceList, name corev1.ResourceName, v string) {
+			if object.ExtremeExponent(strings.TrimSpace(v)) {
+				return // ParseQuantity takes minutes on 1E-999999999, which check's decoding refuses
+			}
+			if q, err := resource.ParseQuantity(v); err == nil {
+				if *l == nil {
+					*l = corev1.ResourceList{}
+				}
+				(*l)[name] = q
+			}
+		}
+		var a, b corev1.ResourceRequirements
+		set(&a.Requests, corev1.ResourceCPU, cpuA)
+		set(&a.Requests, corev1.ResourceMemory, memA)
+		set(&a.Limits, corev1.ResourceCPU, limitCPUA)
+		set(&a.Limits, corev1.ResourceMemory, limitMemA)
+		set(&b.Requests, corev1.ResourceCPU, cpuB)
+		set(&b.Requests, corev1.ResourceMemory, memB)
+		set(&b.Limits, corev1.ResourceCPU, limitCPUB)
+		set(&b.Limits, corev1.ResourceEphemeralStorage, ephB)
+		spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Resources: a}, {Name: "b", Resources: b}, {Name: "c"}}}
+		cpu, memory, ephemeral := requests(spec)
+		wantCPU, wantMemory, wantEphemeral := podRequests(spec)
+		for _, c := range []struct {
+			name      string
+			got, want resource.Quantity
+		}{{"cpu", cpu, wantCPU}, {"memory", memory, wantMemory}, {"ephemeral storage", ephemeral, wantEphemeral}} {
+			if c.got.Cmp(c.want) != 0 {
+				t.Errorf("%s: requests gives %s, PodRequests %s", c.name, c.got.String(), c.want.String())
+			}
+		}
+	})
+}
+
 // FuzzSelector checks Selector.Matches, wildcard label keys included, against
 // an oracle written with regular expressions.
 func FuzzSelector(f *testing.F) {

@@ -122,11 +122,9 @@ type Sizing struct {
 
 // SizePod returns the Fargate size of a pod with the given spec.
 func SizePod(spec *corev1.PodSpec) Sizing {
-	pod := &corev1.Pod{Spec: resourcesOf(spec)}
-	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	cpu := milliCPU(reqs.Cpu())
-	mem := ceilMiB(reqs.Memory())
-	eph := reqs.StorageEphemeral()
+	cpuQ, memQ, eph := requests(spec)
+	cpu := milliCPU(&cpuQ)
+	mem := ceilMiB(&memQ)
 
 	s := Sizing{RequestedMilliCPU: cpu, RequestedMemoryMiB: mem, NothingRequested: cpu == 0 && mem == 0}
 	s.EphemeralGiB = ephemeralGiB(eph)
@@ -172,15 +170,52 @@ func milliCPU(q *resource.Quantity) int64 {
 	return q.MilliValue()
 }
 
-func ephemeralGiB(q *resource.Quantity) int64 {
+func ephemeralGiB(q resource.Quantity) int64 {
 	if q.IsZero() {
 		return DefaultEphemeralGiB
 	}
 	// requests + 10% + 5 GiB, rounded up to whole GiB, in integer MiB so that
 	// 50 GiB gives exactly 60 GiB.
-	mib := ceilMiB(q)
+	mib := ceilMiB(&q)
 	total := (mib*11+9)/10 + 5*1024
 	return max((total+1023)/1024, DefaultEphemeralGiB)
+}
+
+// requests returns a pod's requests of CPU, memory and ephemeral storage:
+// podRequests. A pod of long-running containers only, without overhead or
+// resources of its own, requests the sum of its containers' requests: that
+// sum is made here, a quantity at a time, rather than of the resource lists
+// PodRequests builds, which were a tenth of what a check allocated
+// (FuzzRequests holds the two equal).
+func requests(spec *corev1.PodSpec) (cpu, memory, ephemeral resource.Quantity) {
+	if len(spec.InitContainers) > 0 || len(spec.Overhead) > 0 || spec.Resources != nil {
+		return podRequests(spec)
+	}
+	add := func(sum *resource.Quantity, r *corev1.ResourceRequirements, name corev1.ResourceName) {
+		q, ok := r.Requests[name]
+		if !ok {
+			q, ok = r.Limits[name] // as withRequests fills it in
+		}
+		if ok {
+			q, _ = clamp(q)
+			sum.Add(q)
+		}
+	}
+	for i := range spec.Containers {
+		r := &spec.Containers[i].Resources
+		add(&cpu, r, corev1.ResourceCPU)
+		add(&memory, r, corev1.ResourceMemory)
+		add(&ephemeral, r, corev1.ResourceEphemeralStorage)
+	}
+	return cpu, memory, ephemeral
+}
+
+// podRequests returns what resourcehelper.PodRequests computes of
+// resourcesOf(spec).
+func podRequests(spec *corev1.PodSpec) (cpu, memory, ephemeral resource.Quantity) {
+	pod := &corev1.Pod{Spec: resourcesOf(spec)}
+	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	return *reqs.Cpu(), *reqs.Memory(), *reqs.StorageEphemeral()
 }
 
 // resourcesOf returns of a pod spec what a pod's requests are computed
@@ -258,23 +293,6 @@ var (
 // zero) is tinyQuantity, each with its sign, and every zero is a plain zero;
 // and whether it is a copy.
 func bounded(l corev1.ResourceList) (corev1.ResourceList, bool) {
-	clamp := func(q resource.Quantity) (resource.Quantity, bool) {
-		var c resource.Quantity
-		switch f := math.Abs(q.AsApproximateFloat64()); { // cheap: a float power of ten
-		case q.IsZero(): // its exponent may be any
-			return resource.Quantity{Format: q.Format}, true
-		case f > 1e18:
-			c = hugeQuantity.DeepCopy()
-		case f < 1e-18:
-			c = tinyQuantity.DeepCopy()
-		default:
-			return q, false
-		}
-		if q.Sign() < 0 {
-			c.Neg()
-		}
-		return c, true
-	}
 	var out corev1.ResourceList
 	for name, q := range l {
 		if c, changed := clamp(q); changed {
@@ -288,6 +306,26 @@ func bounded(l corev1.ResourceList) (corev1.ResourceList, bool) {
 		return l, false
 	}
 	return out, true
+}
+
+// clamp returns q bounded as bounded bounds a list's quantities, and
+// whether that changed it.
+func clamp(q resource.Quantity) (resource.Quantity, bool) {
+	var c resource.Quantity
+	switch f := math.Abs(q.AsApproximateFloat64()); { // cheap: a float power of ten
+	case q.IsZero(): // its exponent may be any
+		return resource.Quantity{Format: q.Format}, true
+	case f > 1e18:
+		c = hugeQuantity.DeepCopy()
+	case f < 1e-18:
+		c = tinyQuantity.DeepCopy()
+	default:
+		return q, false
+	}
+	if q.Sign() < 0 {
+		c.Neg()
+	}
+	return c, true
 }
 
 // Requested renders what the pod requests, before the Fargate overhead:

@@ -110,7 +110,10 @@ func TestSizePodDoesNotChangeSpec(t *testing.T) {
 	// containers are the spec's own.
 	requested := &corev1.PodSpec{Containers: []corev1.Container{container("a", "1.5", "1.5Gi"), container("b", "0.5", "512Mi")},
 		Overhead: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("250Mi")}}
-	for _, spec := range []*corev1.PodSpec{&spec, withOverhead, requested} {
+	// The same without overhead, one quantity in the decimal form: the
+	// containers' requests summed without PodRequests (requests).
+	summed := &corev1.PodSpec{Containers: []corev1.Container{container("a", "1.5", "1.5Gi"), container("b", "0.5", "1.23456789012345678901Gi")}}
+	for _, spec := range []*corev1.PodSpec{&spec, withOverhead, requested, summed} {
 		before := spec.DeepCopy()
 		first := SizePod(spec)
 		if again := SizePod(spec); again != first {

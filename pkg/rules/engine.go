@@ -159,23 +159,34 @@ func (e *Engine) Prepare(obj *object.Object) {
 }
 
 // evaluation is what the per-object rules found on one object: its
-// workload summary and the findings of each rule, in rule order.
+// workload summary and the findings of the rules that found any, in rule
+// order.
 type evaluation struct {
 	workload *Workload
-	findings [][]Finding
+	found    []found
+}
+
+// found is what one rule found.
+type found struct {
+	rule     *Rule
+	findings []Finding
 }
 
 func (e *Engine) evaluate(obj *object.Object) evaluation {
-	ev := evaluation{findings: make([][]Finding, len(e.object))}
+	var ev evaluation
 	if obj.Pod != nil {
 		ev.workload = e.workload(obj)
 	}
-	for i, r := range e.object {
+	for _, r := range e.object {
+		var fs []Finding
 		if r.Refusal != "" && ev.workload != nil {
-			ev.findings[i] = refused(obj, ev.workload, r.Refusal)
+			fs = refused(obj, ev.workload, r.Refusal)
 		}
 		if r.Check != nil {
-			ev.findings[i] = append(ev.findings[i], r.Check(e.ctx, obj, ev.workload)...)
+			fs = append(fs, r.Check(e.ctx, obj, ev.workload)...)
+		}
+		if len(fs) > 0 {
+			ev.found = append(ev.found, found{r, fs})
 		}
 	}
 	return ev
@@ -200,8 +211,8 @@ func (e *Engine) Add(obj *object.Object) {
 	if ev.workload != nil {
 		e.state.Workloads.Add(ev.workload)
 	}
-	for i, r := range e.object {
-		e.add(r, ev.findings[i])
+	for _, f := range ev.found {
+		e.add(f.rule, f.findings)
 	}
 	if retained[obj.Ref.Kind] {
 		e.state.Objects[obj.Ref.Kind] = append(e.state.Objects[obj.Ref.Kind], obj)
