@@ -11,7 +11,10 @@
 # PAIRS (default 5) is how many times check then runs on the largest corpus
 # on one core, then on two, for the speed-up of each pair and their
 # median: this machine's speed changes by up to a third within minutes, and
-# the two runs of a pair share theirs.
+# the two runs of a pair share theirs. Each pair then runs two one-core
+# checks at once: twice the one-core time over the slower of them is the
+# speed-up two cores of this machine give work that shares nothing, the
+# ceiling of the first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -60,21 +63,35 @@ done
 
 # seconds COMMAND...: the elapsed time of a command, its output dropped.
 seconds() {
-	/usr/bin/time -f '%e' -o "$work/time" "$@" > /dev/null 2>&1 || true
-	tail -n 1 "$work/time"
+	local time
+	time=$(mktemp -p "$work") # two may run at once
+	/usr/bin/time -f '%e' -o "$time" "$@" > /dev/null 2>&1 || true
+	tail -n 1 "$time"
+}
+
+# median FILE: the median of the numbers in FILE, one per line.
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%.2f", (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }'
 }
 
 if [ "${PAIRS:-5}" -gt 0 ]; then
 	echo
-	echo "| pair, $objects objects | 1 core | 2 cores | speed-up |"
-	echo "| --- | --- | --- | --- |"
+	echo "| pair, $objects objects | 1 core | 2 cores | speed-up | two 1-core checks at once | their speed-up |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	check=("$work/fargatekit" check --fail-on none -o json "$last")
 	for pair in $(seq "${PAIRS:-5}"); do
-		one=$(GOMAXPROCS=1 seconds "$work/fargatekit" check --fail-on none -o json "$last")
-		two=$(GOMAXPROCS=2 seconds "$work/fargatekit" check --fail-on none -o json "$last")
+		one=$(GOMAXPROCS=1 seconds "${check[@]}")
+		two=$(GOMAXPROCS=2 seconds "${check[@]}")
+		GOMAXPROCS=1 seconds "${check[@]}" > "$work/apart" &
+		other=$(GOMAXPROCS=1 seconds "${check[@]}")
+		wait
+		apart=$(awk -v a="$(cat "$work/apart")" -v b="$other" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
 		speedup=$(awk -v a="$one" -v b="$two" 'BEGIN { printf "%.2f", a / b }')
+		ceiling=$(awk -v a="$one" -v b="$apart" 'BEGIN { printf "%.2f", 2 * a / b }')
 		echo "$speedup" >> "$work/speedups"
-		echo "| $pair | $one s | $two s | ${speedup}× |"
+		echo "$ceiling" >> "$work/ceilings"
+		echo "| $pair | $one s | $two s | ${speedup}× | $apart s | ${ceiling}× |"
 	done
 	echo
-	echo "median speed-up of two cores over one: $(sort -n "$work/speedups" | awk '{ v[NR] = $1 } END { printf "%.2f", (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }')×"
+	echo "median speed-up of two cores over one: $(median "$work/speedups")×; of two one-core checks at once: $(median "$work/ceilings")×"
 fi
