@@ -90,10 +90,10 @@ func FuzzSizePod(f *testing.F) {
 	})
 }
 
-// FuzzRequests holds requests, which sums itself the containers' requests
-// of a pod of long-running containers, equal to podRequests, which asks
-// resourcehelper.PodRequests: on requests, limits standing in for them,
-// decimal and huge quantities.
+// FuzzRequests requires requests, which adds up itself the containers'
+// requests of a pod of long-running containers, to agree with podRequests,
+// which asks resourcehelper.PodRequests: on requests, limits standing in for
+// them, and decimal, negative and huge quantities.
 func FuzzRequests(f *testing.F) {
 	f.Add("500m", "1Gi", "", "2Gi", "100m", "", "1", "10Gi")
 	f.Add("", "", "2", "1.23456789012345678901", "1E19", "1n", "", "")

@@ -122,9 +122,8 @@ type Sizing struct {
 
 // SizePod returns the Fargate size of a pod with the given spec.
 func SizePod(spec *corev1.PodSpec) Sizing {
-	cpuQ, memQ, eph := requests(spec)
-	cpu := milliCPU(&cpuQ)
-	mem := ceilMiB(&memQ)
+	cpuRequest, memRequest, eph := requests(spec)
+	cpu, mem := milliCPU(&cpuRequest), ceilMiB(&memRequest)
 
 	s := Sizing{RequestedMilliCPU: cpu, RequestedMemoryMiB: mem, NothingRequested: cpu == 0 && mem == 0}
 	s.EphemeralGiB = ephemeralGiB(eph)
