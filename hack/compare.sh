@@ -9,12 +9,17 @@
 # kube-linter runs up to KUBE_LINTER_MAX_FILES (default 2000): its time grows
 # faster than its input (16 s at 1,000 files, 110 s at 2,000).
 # PAIRS (default 5) is how many times check then runs on the largest corpus
-# on one core, then on two, for the speed-up of each pair and their
-# median: this machine's speed changes by up to a third within minutes, and
-# the two runs of a pair share theirs. Each pair then runs two one-core
-# checks at once: twice the one-core time over the slower of them is the
-# speed-up two cores of this machine give work that shares nothing, the
-# ceiling of the first.
+# on one core and on two (one first in odd pairs, two in even ones, so that
+# a machine slowing down favours neither), for the speed-up of each pair and
+# their median: this machine's speed changes by up to a third within
+# minutes, and the two runs of a pair share theirs. The CPU time (user and
+# system) of the two runs splits the speed-up in two: how many cores the
+# two-core check kept busy, and how much more CPU time it took than the
+# one-core check for the same work. Each pair then runs two checks at once
+# on two cores in one process (hack/inprocess), which share nothing but the
+# Go runtime, and two one-core checks at once, which share nothing: twice
+# the one-core time over their time is what two cores give such work, the
+# ceilings of the first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -26,6 +31,7 @@ go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o
 # of them mapped in 2 MB pages (smaps' FilePmdMapped), on this machine's
 # Linux 6.18 and ext4.
 cp "$work/built" "$work/fargatekit"
+go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/inprocess" ./hack/inprocess
 for tool in PLUTO KUBE_LINTER; do
 	if [ -n "${!tool:-}" ]; then
 		cp "${!tool}" "$work/$tool"
@@ -61,12 +67,13 @@ for files in ${FILES:-1000 2000 10000}; do
 	last=$corpus # kept for the pairs below
 done
 
-# seconds COMMAND...: the elapsed time of a command, its output dropped.
+# seconds COMMAND...: the elapsed time of a command and its CPU time (user
+# and system), its output dropped.
 seconds() {
 	local time
 	time=$(mktemp -p "$work") # two may run at once
-	/usr/bin/time -f '%e' -o "$time" "$@" > /dev/null 2>&1 || true
-	tail -n 1 "$time"
+	/usr/bin/time -f '%e %U %S' -o "$time" "$@" > /dev/null 2>&1 || true
+	tail -n 1 "$time" | awk '{ printf "%s %.2f\n", $1, $2 + $3 }'
 }
 
 # median FILE: the median of the numbers in FILE, one per line.
@@ -76,22 +83,37 @@ median() {
 
 if [ "${PAIRS:-5}" -gt 0 ]; then
 	echo
-	echo "| pair, $objects objects | 1 core | 2 cores | speed-up | two 1-core checks at once | their speed-up |"
-	echo "| --- | --- | --- | --- | --- | --- |"
-	check=("$work/fargatekit" check --fail-on none -o json "$last")
+	echo "| pair, $objects objects | 1 core | 2 cores | speed-up | cores busy, 2 cores | CPU time, 2 cores / 1 core | two checks in one process, 2 cores | their speed-up | two 1-core checks at once | their speed-up |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	args=(check --fail-on none -o json "$last")
+	check=("$work/fargatekit" "${args[@]}")
 	for pair in $(seq "${PAIRS:-5}"); do
-		one=$(GOMAXPROCS=1 seconds "${check[@]}")
-		two=$(GOMAXPROCS=2 seconds "${check[@]}")
+		if ((pair % 2)); then
+			read -r one onecpu < <(GOMAXPROCS=1 seconds "${check[@]}")
+			read -r two twocpu < <(GOMAXPROCS=2 seconds "${check[@]}")
+		else
+			read -r two twocpu < <(GOMAXPROCS=2 seconds "${check[@]}")
+			read -r one onecpu < <(GOMAXPROCS=1 seconds "${check[@]}")
+		fi
+		read -r inprocess _ < <(GOMAXPROCS=2 seconds "$work/inprocess" 2 "${args[@]}")
 		GOMAXPROCS=1 seconds "${check[@]}" > "$work/apart" &
-		other=$(GOMAXPROCS=1 seconds "${check[@]}")
+		read -r other _ < <(GOMAXPROCS=1 seconds "${check[@]}")
 		wait
-		apart=$(awk -v a="$(cat "$work/apart")" -v b="$other" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
+		read -r apart _ < "$work/apart"
+		apart=$(awk -v a="$apart" -v b="$other" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
 		speedup=$(awk -v a="$one" -v b="$two" 'BEGIN { printf "%.2f", a / b }')
+		busy=$(awk -v c="$twocpu" -v b="$two" 'BEGIN { printf "%.2f", c / b }')
+		cpu=$(awk -v c="$twocpu" -v a="$onecpu" 'BEGIN { printf "%.2f", c / a }')
+		shared=$(awk -v a="$one" -v b="$inprocess" 'BEGIN { printf "%.2f", 2 * a / b }')
 		ceiling=$(awk -v a="$one" -v b="$apart" 'BEGIN { printf "%.2f", 2 * a / b }')
 		echo "$speedup" >> "$work/speedups"
+		echo "$busy" >> "$work/busy"
+		echo "$cpu" >> "$work/cpu"
+		echo "$shared" >> "$work/shared"
 		echo "$ceiling" >> "$work/ceilings"
-		echo "| $pair | $one s | $two s | ${speedup}× | $apart s | ${ceiling}× |"
+		echo "| $pair | $one s | $two s | ${speedup}× | $busy | $cpu | $inprocess s | ${shared}× | $apart s | ${ceiling}× |"
 	done
 	echo
-	echo "median speed-up of two cores over one: $(median "$work/speedups")×; of two one-core checks at once: $(median "$work/ceilings")×"
+	echo "medians: speed-up of two cores over one $(median "$work/speedups")×, cores busy $(median "$work/busy"), CPU time of two cores over one $(median "$work/cpu");" \
+		"speed-up of two checks in one process $(median "$work/shared")×, of two one-core checks at once $(median "$work/ceilings")×"
 fi
