@@ -9,17 +9,18 @@
 # kube-linter runs up to KUBE_LINTER_MAX_FILES (default 2000): its time grows
 # faster than its input (16 s at 1,000 files, 110 s at 2,000).
 # PAIRS (default 5) is how many times check then runs on the largest corpus
-# on one core and on two (one first in odd pairs, two in even ones, so that
-# a machine slowing down favours neither), for the speed-up of each pair and
-# their median: this machine's speed changes by up to a third within
-# minutes, and the two runs of a pair share theirs. The CPU time (user and
-# system) of the two runs splits the speed-up in two: how many cores the
-# two-core check kept busy, and how much more CPU time it took than the
-# one-core check for the same work. Each pair then runs two checks at once
-# on two cores in one process (hack/inprocess), which share nothing but the
-# Go runtime, and two one-core checks at once, which share nothing: twice
-# the one-core time over their time is what two cores give such work, the
-# ceilings of the first.
+# on one core and on two, for the speed-up of each pair and their median:
+# this machine's speed changes by up to a third within minutes, and the two
+# runs of a pair share theirs. The CPU time (user and system) of the two
+# runs splits the speed-up in two: how many cores the two-core check kept
+# busy, and how much more CPU time it took than the one-core check for the
+# same work. Each pair also runs two checks at once on two cores in one
+# process (hack/inprocess), which share no data, only the process, and two
+# one-core checks at once, which share only the machine: twice the one-core
+# time over the time of the two (of the slower, when apart) is what two
+# cores give such work, to hold the first against. Odd pairs run in that
+# order, even ones in the reverse, so that a machine slowing down favours
+# none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -31,7 +32,8 @@ go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o
 # of them mapped in 2 MB pages (smaps' FilePmdMapped), on this machine's
 # Linux 6.18 and ext4.
 cp "$work/built" "$work/fargatekit"
-go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/inprocess" ./hack/inprocess
+go build -trimpath -ldflags "-s -w" -tags kustomize_disable_go_plugin_support -o "$work/built-inprocess" ./hack/inprocess
+cp "$work/built-inprocess" "$work/inprocess"
 for tool in PLUTO KUBE_LINTER; do
 	if [ -n "${!tool:-}" ]; then
 		cp "${!tool}" "$work/$tool"
@@ -68,11 +70,15 @@ for files in ${FILES:-1000 2000 10000}; do
 done
 
 # seconds COMMAND...: the elapsed time of a command and its CPU time (user
-# and system), its output dropped.
+# and system), its output dropped; a command that fails says so.
 seconds() {
-	local time
+	local time status=0
 	time=$(mktemp -p "$work") # two may run at once
-	/usr/bin/time -f '%e %U %S' -o "$time" "$@" > /dev/null 2>&1 || true
+	/usr/bin/time -f '%e %U %S' -o "$time" "$@" > /dev/null 2> "$time.err" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "compare.sh: $* exited with status $status:" >&2
+		cat "$time.err" >&2
+	fi
 	tail -n 1 "$time" | awk '{ printf "%s %.2f\n", $1, $2 + $3 }'
 }
 
@@ -87,33 +93,36 @@ if [ "${PAIRS:-5}" -gt 0 ]; then
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	args=(check --fail-on none -o json "$last")
 	check=("$work/fargatekit" "${args[@]}")
-	for pair in $(seq "${PAIRS:-5}"); do
-		if ((pair % 2)); then
-			read -r one onecpu < <(GOMAXPROCS=1 seconds "${check[@]}")
-			read -r two twocpu < <(GOMAXPROCS=2 seconds "${check[@]}")
-		else
-			read -r two twocpu < <(GOMAXPROCS=2 seconds "${check[@]}")
-			read -r one onecpu < <(GOMAXPROCS=1 seconds "${check[@]}")
-		fi
-		read -r inprocess _ < <(GOMAXPROCS=2 seconds "$work/inprocess" 2 "${args[@]}")
+	# The steps of a pair; each sets the variables of its figures.
+	single() { read -r one onecpu < <(GOMAXPROCS=1 seconds "${check[@]}"); }
+	double() { read -r two twocpu < <(GOMAXPROCS=2 seconds "${check[@]}"); }
+	shared() { read -r inprocess _ < <(GOMAXPROCS=2 seconds "$work/inprocess" 2 "${args[@]}"); }
+	separate() {
 		GOMAXPROCS=1 seconds "${check[@]}" > "$work/apart" &
 		read -r other _ < <(GOMAXPROCS=1 seconds "${check[@]}")
 		wait
 		read -r apart _ < "$work/apart"
 		apart=$(awk -v a="$apart" -v b="$other" 'BEGIN { printf "%.2f", (a > b ? a : b) }')
+	}
+	for pair in $(seq "${PAIRS:-5}"); do
+		if ((pair % 2)); then
+			single; double; shared; separate
+		else
+			separate; shared; double; single
+		fi
 		speedup=$(awk -v a="$one" -v b="$two" 'BEGIN { printf "%.2f", a / b }')
 		busy=$(awk -v c="$twocpu" -v b="$two" 'BEGIN { printf "%.2f", c / b }')
 		cpu=$(awk -v c="$twocpu" -v a="$onecpu" 'BEGIN { printf "%.2f", c / a }')
-		shared=$(awk -v a="$one" -v b="$inprocess" 'BEGIN { printf "%.2f", 2 * a / b }')
+		together=$(awk -v a="$one" -v b="$inprocess" 'BEGIN { printf "%.2f", 2 * a / b }')
 		ceiling=$(awk -v a="$one" -v b="$apart" 'BEGIN { printf "%.2f", 2 * a / b }')
 		echo "$speedup" >> "$work/speedups"
 		echo "$busy" >> "$work/busy"
 		echo "$cpu" >> "$work/cpu"
-		echo "$shared" >> "$work/shared"
+		echo "$together" >> "$work/together"
 		echo "$ceiling" >> "$work/ceilings"
-		echo "| $pair | $one s | $two s | ${speedup}× | $busy | $cpu | $inprocess s | ${shared}× | $apart s | ${ceiling}× |"
+		echo "| $pair | $one s | $two s | ${speedup}× | $busy | $cpu | $inprocess s | ${together}× | $apart s | ${ceiling}× |"
 	done
 	echo
 	echo "medians: speed-up of two cores over one $(median "$work/speedups")×, cores busy $(median "$work/busy"), CPU time of two cores over one $(median "$work/cpu");" \
-		"speed-up of two checks in one process $(median "$work/shared")×, of two one-core checks at once $(median "$work/ceilings")×"
+		"speed-up of two checks in one process $(median "$work/together")×, of two one-core checks at once $(median "$work/ceilings")×"
 fi

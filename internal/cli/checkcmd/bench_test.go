@@ -28,7 +28,7 @@ func writeCorpus(b *testing.B, files, perFile int) string {
 // with GOMAXPROCS=1 to measure one core: see docs/benchmarks.md. The
 // collector runs under check's memory budget, as run sets it.
 func BenchmarkCheck(b *testing.B) {
-	defer gctune.Budget(memoryBudget)()
+	defer gctune.Budget(MemoryBudget)()
 	price, err := fargate.PriceIn(fargate.DefaultRegion)
 	if err != nil {
 		b.Fatal(err)

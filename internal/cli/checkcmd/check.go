@@ -29,10 +29,10 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
-// memoryBudget is the memory check lets the Go runtime use before it
+// MemoryBudget is the memory check lets the Go runtime use before it
 // collects garbage: about what Go's default peaks at on a large input, and
 // fewer collections on every input (docs/benchmarks.md).
-const memoryBudget = 48 << 20
+const MemoryBudget = 48 << 20
 
 type flagpole struct {
 	report        reportflags.Flags
@@ -61,7 +61,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"Without profiles, every workload is assessed as a Fargate candidate.\n\n" +
 			"Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it; 2 usage or input errors\n" +
 			"(the other files are still checked).\n\n" +
-			"Memory: the Go runtime collects garbage when the process uses " + strconv.Itoa(memoryBudget>>20) + " MiB (more when the input keeps\n" +
+			"Memory: the Go runtime collects garbage when the process uses " + strconv.Itoa(MemoryBudget>>20) + " MiB (more when the input keeps\n" +
 			"more alive), not whenever its heap doubles; GOGC or GOMEMLIMIT in the environment replace that.",
 		Example: "  # Check a directory, every workload treated as a Fargate candidate\n" +
 			"  fargatekit check deploy/\n\n" +
@@ -101,7 +101,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
-	defer gctune.Budget(memoryBudget)()
+	defer gctune.Budget(MemoryBudget)()
 	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err

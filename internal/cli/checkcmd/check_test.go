@@ -113,8 +113,8 @@ func TestCheckMemoryBudget(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if in.limit != memoryBudget {
-		t.Errorf("memory limit while the input was read: %d, want the budget %d", in.limit, memoryBudget)
+	if in.limit != MemoryBudget {
+		t.Errorf("memory limit while the input was read: %d, want the budget %d", in.limit, MemoryBudget)
 	}
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Errorf("memory limit after the check: %d, want %d as before", after, before)
