@@ -29,10 +29,12 @@ import (
 )
 
 func main() {
-	n, err := strconv.Atoi(os.Args[min(1, len(os.Args)-1)])
-	if len(os.Args) < 3 || err != nil || n < 1 {
-		fmt.Fprintln(os.Stderr, "usage: inprocess RUNS FARGATEKIT-ARGS...")
-		os.Exit(2)
+	if len(os.Args) < 3 {
+		usage()
+	}
+	n, err := strconv.Atoi(os.Args[1])
+	if err != nil || n < 1 {
+		usage()
 	}
 	// With GOGC set, check leaves the collector's settings alone.
 	if err := os.Setenv("GOGC", "off"); err != nil {
@@ -50,4 +52,9 @@ func main() {
 	}
 	wg.Wait()
 	os.Exit(slices.Max(codes))
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: inprocess RUNS FARGATEKIT-ARGS...")
+	os.Exit(2)
 }
