@@ -252,23 +252,32 @@ type pendingUnit struct {
 // enough that the workers need not wait for a slow unit to be emitted, few
 // enough that memory does not grow with the number of files; and a large
 // unit in parts (partBytes), whose objects are emitted a part at a time.
+// The workers are goroutines that each take the next unit as soon as they
+// are done with one, rather than a goroutine per unit started once an
+// earlier one ended: a check of 100,000 objects on two cores took about 3%
+// less CPU time so (docs/benchmarks.md).
 func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	pending := make(chan pendingUnit, aheadPerWorker*workers)
-	running := make(chan struct{}, workers)
+	work := make(chan pendingUnit, aheadPerWorker*workers)
+	for range workers {
+		go func() {
+			for p := range work {
+				l.parseUnit(p.unit, workers, p.parts)
+				close(p.parts)
+			}
+		}()
+	}
 	go func() {
 		defer close(pending)
+		defer close(work)
 		produce(func(u unit) {
 			p := pendingUnit{unit: u, parts: make(chan part, 1)}
-			running <- struct{}{}
 			pending <- p
-			go func() {
-				defer func() { close(p.parts); <-running }()
-				l.parseUnit(u, workers, p.parts)
-			}()
+			work <- p
 		})
 	}()
 	manifest := func(e Error) bool { return !e.NotManifest }

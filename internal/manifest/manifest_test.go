@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -491,5 +492,42 @@ func TestLoadInParts(t *testing.T) {
 	(&Loader{Workers: 2, SkipNonManifests: true}).Load([]string{other, path}, func(*object.Object) {}, func(e Error) { errs = append(errs, e) })
 	if len(errs) != len(want.Errors) {
 		t.Errorf("skipping a large file of no object: %d errors, want %d (those of f.yaml)", len(errs), len(want.Errors))
+	}
+}
+
+// TestLoadOrderManyFiles: files large enough to be parsed in parts, among
+// small ones and more of them than the workers parse ahead, come out whole
+// and in input order, without the workers waiting on each other for ever.
+func TestLoadOrderManyFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths, want []string
+	for i := range 3 * aheadPerWorker * 2 {
+		docs := 1
+		if i%3 != 2 {
+			docs = partBytes/1000 + 50 // over a part of 1 KB documents
+		}
+		var b strings.Builder
+		for j := range docs {
+			name := fmt.Sprintf("f%d-c%d", i, j)
+			b.WriteString(configMap(name) + "data: {padding: " + strings.Repeat("x", 1000) + "}\n---\n")
+			want = append(want, name)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("f%02d.yaml", i))
+		writeFile(t, path, b.String())
+		paths = append(paths, path)
+	}
+	var got []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		(&Loader{Workers: 2}).Load(paths, func(o *object.Object) { got = append(got, o.Ref.Name) }, func(e Error) { t.Error(e) })
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Load did not return within a minute")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 }
