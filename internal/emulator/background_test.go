@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -76,4 +79,30 @@ func TestDeadComponents(t *testing.T) {
 	if dead, err := o.deadComponents(); err != nil || !slices.Equal(dead, []string{"kwok-controller"}) {
 		t.Errorf("dead components: %v, %v; want [kwok-controller]", dead, err)
 	}
+}
+
+// TestLockControlPlane: while one holds the control plane's lock, another
+// (the daemon, or a second up: another open file, as in another process)
+// waits for it, and gives up when its context ends; once the first lets
+// go, the other takes it.
+func TestLockControlPlane(t *testing.T) {
+	if !supported {
+		t.Skip("the emulator runs on Linux and macOS")
+	}
+	o := &Options{StateDir: t.TempDir(), Config: clusterconfig.Default()}
+	unlock, err := o.lockControlPlane(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := o.lockControlPlane(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second lock while the first is held: %v; want it to wait until its deadline", err)
+	}
+	unlock()
+	second, err := o.lockControlPlane(context.Background())
+	if err != nil {
+		t.Fatalf("the lock once released: %v", err)
+	}
+	second()
 }

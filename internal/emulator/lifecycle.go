@@ -214,12 +214,45 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 		args = append(append(args, ports...), extraArgs(extra)...)
 		return o.kwokctl(ctx, args...)
 	}
+	unlock, err := o.lockControlPlane(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if o.controlPlaneReady(ctx) {
 		return nil
 	}
 	o.say("starting the control plane again")
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", name) // whatever still runs of it
 	return o.startStopped(ctx)
+}
+
+// lockControlPlane waits until this process alone may restart the control
+// plane, and returns what ends that. The daemon (ServeVersion) and up both
+// restart it when it does not run: two kwokctl starts at once started each
+// component twice, and the one that lost the other's port was the one
+// kwokctl kept the pid of, so that up failed.
+func (o *Options) lockControlPlane(ctx context.Context) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(o.StateDir, "control-plane.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the control plane: %w", err)
+	}
+	for {
+		locked, err := tryLock(f)
+		switch {
+		case locked:
+			return func() { _ = f.Close() }, nil // closing it unlocks
+		case err != nil:
+			_ = f.Close()
+			return nil, fmt.Errorf("locking the control plane: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("waiting for another process to restart the control plane: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // startStopped starts the stopped control plane and waits until it is ready.

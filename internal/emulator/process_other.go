@@ -4,6 +4,7 @@ package emulator
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -15,3 +16,5 @@ const supported = false
 func signalProcess(int, syscall.Signal) error { return errors.ErrUnsupported }
 
 func detach(*exec.Cmd) {}
+
+func tryLock(*os.File) (bool, error) { return true, nil }

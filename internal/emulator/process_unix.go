@@ -3,6 +3,8 @@
 package emulator
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -16,3 +18,13 @@ func signalProcess(pid int, sig syscall.Signal) error { return syscall.Kill(pid,
 // detach starts cmd in a session of its own, so that it outlives the command
 // that started it and its terminal.
 func detach(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
+
+// tryLock takes an exclusive lock on f, held until f is closed; false when
+// another open file holds it.
+func tryLock(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -154,6 +154,11 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
+	unlock, err := o.lockControlPlane(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if !changed && o.controlPlaneReady(ctx) {
 		if got, err := o.emulatedVersion(ctx); err == nil && got == want {
 			return want, nil

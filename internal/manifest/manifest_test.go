@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -497,7 +498,8 @@ func TestLoadInParts(t *testing.T) {
 
 // TestLoadOrderManyFiles: files large enough to be parsed in parts, among
 // small ones and more of them than the workers parse ahead, come out whole
-// and in input order, without the workers waiting on each other for ever.
+// and in input order, and the workers are gone once Load returns. (Workers
+// that wait on each other for ever fail it at go test's -timeout.)
 func TestLoadOrderManyFiles(t *testing.T) {
 	dir := t.TempDir()
 	var paths, want []string
@@ -516,18 +518,17 @@ func TestLoadOrderManyFiles(t *testing.T) {
 		writeFile(t, path, b.String())
 		paths = append(paths, path)
 	}
+	before := runtime.NumGoroutine()
 	var got []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		(&Loader{Workers: 2}).Load(paths, func(o *object.Object) { got = append(got, o.Ref.Name) }, func(e Error) { t.Error(e) })
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("Load did not return within a minute")
-	}
+	(&Loader{Workers: 2}).Load(paths, func(o *object.Object) { got = append(got, o.Ref.Name) }, func(e Error) { t.Error(e) })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	// The workers end once the last unit is taken: soon after Load returns.
+	for wait := time.Millisecond; runtime.NumGoroutine() > before; wait *= 2 {
+		if wait > 5*time.Second {
+			t.Fatalf("%d goroutines before Load, %d after it returned", before, runtime.NumGoroutine())
+		}
+		time.Sleep(wait)
 	}
 }
