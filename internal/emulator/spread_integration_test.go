@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
@@ -433,13 +434,19 @@ func (c *cluster) checkChart() {
 
 func scale(t *testing.T, c *cluster, ns, name string, replicas int32) {
 	t.Helper()
-	s, err := c.kube.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+	// Read again and retried when the Deployment changed in between (its
+	// status, written by the controller-manager), as kubectl scale does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := c.kube.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = c.kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := c.kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, s, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+		t.Fatalf("scaling %s/%s to %d: %v", ns, name, replicas, err)
 	}
 }
 
