@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
@@ -67,10 +68,10 @@ type Loader struct {
 	SkipNonManifests bool
 	// Workers is how many files are parsed at once, and how many parts of
 	// a large file or chart (partBytes); 0 means GOMAXPROCS. Objects and
-	// errors are still emitted in input order.
+	// errors are still emitted in input order, one at a time.
 	//
-	// Skip and Expand are called on a goroutine of the Loader's, one call at
-	// a time, while objects read earlier are emitted.
+	// Skip and Expand are called on the goroutine that called Load, one
+	// call at a time, while objects read earlier are emitted.
 	Workers int
 	// Prepare, if set, is called for each object on the goroutine that
 	// parsed it, before the object is emitted: for objects of different
@@ -91,7 +92,9 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 
 // Load reads every path and calls emit for each object and fail for each
 // problem, in input order. A problem never stops the other documents or files
-// from being read.
+// from being read. The calls (and OnFile's) come one at a time, each after
+// the one before it has returned, from the Loader's workers: not always on
+// the same goroutine, nor on the one that called Load.
 func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith func(Error)) {
 	// An input without any object is an error: a failed `helm template` piped
 	// in, or the wrong directory, must not pass as "no findings". Files that
@@ -186,13 +189,13 @@ func (l *Loader) pieces(u unit) (ps []piece, size int, read []byte) {
 	return ps, size, read
 }
 
-// parseUnit sends the parts of a unit to out, in order, parsing up to
-// workers parts at once.
-func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
+// parseUnit sends the parts of a unit, in order, parsing up to workers
+// parts at once.
+func (l *Loader) parseUnit(u unit, workers int, send func(part)) {
 	ps, size, read := l.pieces(u)
 	defer release(read)
 	if size <= partBytes {
-		out <- l.parsePart(ps)
+		send(l.parsePart(ps))
 		return
 	}
 	parts := make(chan chan part, workers)
@@ -211,7 +214,7 @@ func (l *Loader) parseUnit(u unit, workers int, out chan<- part) {
 		}
 	}()
 	for ch := range parts {
-		out <- <-ch
+		send(<-ch)
 	}
 }
 
@@ -235,8 +238,11 @@ func (l *Loader) parsePart(ps []piece) part {
 }
 
 // aheadPerWorker is how many units per worker may be parsed ahead of the
-// one being emitted.
-const aheadPerWorker = 4
+// one being emitted. The goroutine emitting stops a few milliseconds now and
+// then (to write a run of findings to disk) while the others parse on: with
+// 4, the cores of a check of 100,000 objects on two stood idle twice as long
+// while files were parsed as with 8 or 16 (docs/benchmarks.md).
+const aheadPerWorker = 8
 
 // pendingUnit is a unit to parse, or being parsed: its parts come on parts,
 // which is closed after the last.
@@ -247,59 +253,122 @@ type pendingUnit struct {
 
 // parse parses the units produce adds, Workers at a time, and emits their
 // objects and errors in input order: a unit's objects, then its errors.
-// produce runs on a goroutine of its own. Units are parsed in the order
-// they come, at most aheadPerWorker×Workers ahead of the one being emitted:
+// produce runs on the calling goroutine. Units are parsed in the order they
+// come, at most aheadPerWorker×Workers ahead of the one being emitted:
 // enough that the workers need not wait for a slow unit to be emitted, few
 // enough that memory does not grow with the number of files; and a large
 // unit in parts (partBytes), whose objects are emitted a part at a time.
+//
 // The workers are goroutines that each take the next unit as soon as they
-// are done with one, rather than a goroutine per unit started once an
-// earlier one ended: on two cores, a check of 100,000 objects then took 1.03
-// times its CPU time on one core rather than 1.07 (docs/benchmarks.md).
+// are done with one, and emit what is ready themselves (an inOrder). On two
+// cores, a third goroutine that only emitted fell behind them (it waited
+// for a core while they ran), and they then ran out of units to parse ahead
+// of it (docs/benchmarks.md).
 func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pending := make(chan pendingUnit, aheadPerWorker*workers)
+	o := &inOrder{l: l, emit: emit, fail: fail, skip: skip, finished: make(chan struct{}),
+		pending: make(chan pendingUnit, aheadPerWorker*workers)}
 	work := make(chan pendingUnit, aheadPerWorker*workers)
 	for range workers {
 		go func() {
 			for p := range work {
-				l.parseUnit(p.unit, workers, p.parts)
+				l.parseUnit(p.unit, workers, func(pt part) { p.parts <- pt; o.ready() })
 				close(p.parts)
+				o.ready()
 			}
 		}()
 	}
-	go func() {
-		defer close(pending)
-		defer close(work)
-		produce(func(u unit) {
-			p := pendingUnit{unit: u, parts: make(chan part, 1)}
-			pending <- p
-			work <- p
-		})
-	}()
-	manifest := func(e Error) bool { return !e.NotManifest }
-	for p := range pending {
-		if p.unit.count && l.OnFile != nil {
-			l.OnFile(p.unit.path)
+	produce(func(u unit) {
+		p := pendingUnit{unit: u, parts: make(chan part, 1)}
+		o.pending <- p
+		work <- p
+	})
+	close(work)
+	close(o.pending)
+	o.ready()
+	<-o.finished
+}
+
+// inOrder emits the parts of pending units in input order, from whichever
+// goroutine made the next of them ready: ready is called after each change
+// (a part sent, a unit's parts closed, pending closed), and the goroutine
+// whose call finds no other emitting emits everything ready, one goroutine
+// at a time, then closes finished once pending is closed and emptied.
+type inOrder struct {
+	l        *Loader
+	emit     func(*object.Object)
+	fail     func(Error)
+	skip     func()
+	pending  chan pendingUnit
+	finished chan struct{}
+	// requests counts the calls of ready not yet served: the goroutine that
+	// takes it from 0 emits until it is 0 again. Increments made while it
+	// emits make it look once more, so no change is missed.
+	requests atomic.Int64
+
+	// Touched only by the goroutine emitting.
+	cur     *pendingUnit // the unit being emitted
+	objects int          // cur's objects emitted so far
+	errs    []Error      // cur's errors, emitted after its objects
+	done    bool         // finished is closed
+}
+
+func (o *inOrder) ready() {
+	if o.requests.Add(1) > 1 {
+		return
+	}
+	for {
+		n := o.requests.Load()
+		o.drain()
+		if o.requests.Add(-n) == 0 {
+			return
 		}
-		objects, errs := 0, p.unit.errors
-		for part := range p.parts {
-			for _, o := range part.objects {
-				emit(o)
+	}
+}
+
+// drain emits every part that is ready, in order, without waiting.
+func (o *inOrder) drain() {
+	for !o.done {
+		if o.cur == nil {
+			select {
+			case p, ok := <-o.pending:
+				if !ok {
+					o.done = true
+					close(o.finished)
+					return
+				}
+				o.cur, o.objects, o.errs = &p, 0, p.unit.errors
+				if p.unit.count && o.l.OnFile != nil {
+					o.l.OnFile(p.unit.path)
+				}
+			default:
+				return
 			}
-			objects += len(part.objects)
-			errs = append(errs, part.errors...)
+		}
+		select {
+		case pt, ok := <-o.cur.parts:
+			if ok {
+				for _, obj := range pt.objects {
+					o.emit(obj)
+				}
+				o.objects += len(pt.objects)
+				o.errs = append(o.errs, pt.errors...)
+				continue
+			}
+		default:
+			return
 		}
 		// A unit that holds no Kubernetes object at all: dropped when asked.
-		if l.SkipNonManifests && objects == 0 && len(errs) > 0 && !slices.ContainsFunc(errs, manifest) {
-			skip()
-			continue
+		if o.l.SkipNonManifests && o.objects == 0 && len(o.errs) > 0 && !slices.ContainsFunc(o.errs, func(e Error) bool { return !e.NotManifest }) {
+			o.skip()
+		} else {
+			for _, e := range o.errs {
+				o.fail(e)
+			}
 		}
-		for _, e := range errs {
-			fail(e)
-		}
+		o.cur, o.errs = nil, nil
 	}
 }

@@ -520,7 +520,17 @@ func TestLoadOrderManyFiles(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	var got []string
-	(&Loader{Workers: 2}).Load(paths, func(o *object.Object) { got = append(got, o.Ref.Name) }, func(e Error) { t.Error(e) })
+	// The workers emit, one at a time: a call that starts while another
+	// runs fails the test (and the race detector sees got written at once).
+	var emitting atomic.Int32
+	emit := func(o *object.Object) {
+		if emitting.Add(1) != 1 {
+			t.Errorf("%s emitted while another object was", o.Ref.Name)
+		}
+		got = append(got, o.Ref.Name)
+		emitting.Add(-1)
+	}
+	(&Loader{Workers: 2}).Load(paths, emit, func(e Error) { t.Error(e) })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
