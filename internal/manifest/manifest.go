@@ -93,8 +93,9 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 // Load reads every path and calls emit for each object and fail for each
 // problem, in input order. A problem never stops the other documents or files
 // from being read. The calls (and OnFile's) come one at a time, each after
-// the one before it has returned, but mostly from the Loader's workers: not
-// always on the same goroutine, nor on the one that called Load.
+// the one before it has returned, but not always on the same goroutine:
+// from the Loader's workers, or from the goroutine that called Load once it
+// has walked every path; meanwhile Skip, Expand and Prepare run on others.
 func (l *Loader) Load(paths []string, emitObject func(*object.Object), failWith func(Error)) {
 	// An input without any object is an error: a failed `helm template` piped
 	// in, or the wrong directory, must not pass as "no findings". Files that

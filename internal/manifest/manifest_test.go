@@ -542,3 +542,47 @@ func TestLoadOrderManyFiles(t *testing.T) {
 		time.Sleep(wait)
 	}
 }
+
+// TestLoadOrderSmallFiles holds every worker count to the same calls, in
+// input order and one at a time: many small files, some with a broken
+// document after an object, some holding no object, each told to OnFile
+// before its objects and its objects before its errors.
+func TestLoadOrderSmallFiles(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i := range 60 {
+		path := filepath.Join(dir, fmt.Sprintf("f%02d.yaml", i))
+		want = append(want, "file "+path)
+		var b strings.Builder
+		if i%7 != 3 { // f03, f10, ... hold no object
+			for j := range i % 3 {
+				name := fmt.Sprintf("f%02d-c%d", i, j)
+				b.WriteString(configMap(name) + "---\n")
+				want = append(want, "object "+name)
+			}
+		}
+		if i%5 == 0 || i%7 == 3 {
+			b.WriteString("a: [\n")
+			want = append(want, "error "+path)
+		}
+		writeFile(t, path, b.String())
+	}
+	for workers := 1; workers <= 4; workers++ {
+		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
+			var got []string
+			var calling atomic.Int32
+			call := func(s string) {
+				if calling.Add(1) != 1 {
+					t.Errorf("%s while another call ran", s)
+				}
+				got = append(got, s)
+				calling.Add(-1)
+			}
+			l := &Loader{Workers: workers, OnFile: func(path string) { call("file " + path) }}
+			l.Load([]string{dir}, func(o *object.Object) { call("object " + o.Ref.Name) }, func(e Error) { call("error " + e.File) })
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
