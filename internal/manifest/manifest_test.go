@@ -520,17 +520,8 @@ func TestLoadOrderManyFiles(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	var got []string
-	// The workers emit, one at a time: a call that starts while another
-	// runs fails the test (and the race detector sees got written at once).
-	var emitting atomic.Int32
-	emit := func(o *object.Object) {
-		if emitting.Add(1) != 1 {
-			t.Errorf("%s emitted while another object was", o.Ref.Name)
-		}
-		got = append(got, o.Ref.Name)
-		emitting.Add(-1)
-	}
-	(&Loader{Workers: 2}).Load(paths, emit, func(e Error) { t.Error(e) })
+	call := oneAtATime(t, &got)
+	(&Loader{Workers: 2}).Load(paths, func(o *object.Object) { call(o.Ref.Name) }, func(e Error) { t.Error(e) })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
@@ -570,19 +561,26 @@ func TestLoadOrderSmallFiles(t *testing.T) {
 	for workers := 1; workers <= 4; workers++ {
 		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
 			var got []string
-			var calling atomic.Int32
-			call := func(s string) {
-				if calling.Add(1) != 1 {
-					t.Errorf("%s while another call ran", s)
-				}
-				got = append(got, s)
-				calling.Add(-1)
-			}
+			call := oneAtATime(t, &got)
 			l := &Loader{Workers: workers, OnFile: func(path string) { call("file " + path) }}
 			l.Load([]string{dir}, func(o *object.Object) { call("object " + o.Ref.Name) }, func(e Error) { call("error " + e.File) })
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// oneAtATime returns a recorder of the loader's calls into got. The workers
+// call it, one at a time: a call that starts while another runs fails the
+// test (and the race detector sees got written at once).
+func oneAtATime(t *testing.T, got *[]string) func(string) {
+	var calling atomic.Int32
+	return func(s string) {
+		if calling.Add(1) != 1 {
+			t.Errorf("%s while another call ran", s)
+		}
+		*got = append(*got, s)
+		calling.Add(-1)
 	}
 }
