@@ -106,3 +106,32 @@ func TestLockControlPlane(t *testing.T) {
 	}
 	second()
 }
+
+// TestWaitGone: waitGone returns once the processes have exited (a zombie
+// has: it holds no port), and at its timeout when one has not.
+func TestWaitGone(t *testing.T) {
+	if !supported {
+		t.Skip("the emulator runs on Linux and macOS")
+	}
+	sleeper := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	killed := sleeper()
+	time.AfterFunc(300*time.Millisecond, func() { _ = killed.Process.Kill() }) // not waited for: a zombie
+	start := time.Now()
+	waitGone(context.Background(), []int{killed.Process.Pid}, 10*time.Second)
+	if took := time.Since(start); took < 250*time.Millisecond || took > 5*time.Second || alive(killed.Process.Pid) {
+		t.Errorf("waitGone returned after %s, the process alive: %v; want it to wait for the kill at 300ms", took, alive(killed.Process.Pid))
+	}
+	running := sleeper()
+	start = time.Now()
+	waitGone(context.Background(), []int{running.Process.Pid}, 200*time.Millisecond)
+	if took := time.Since(start); took < 200*time.Millisecond || took > 5*time.Second {
+		t.Errorf("waitGone on a running process returned after %s; want its timeout, 200ms", took)
+	}
+}

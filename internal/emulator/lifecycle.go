@@ -223,8 +223,41 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 		return nil
 	}
 	o.say("starting the control plane again")
-	_ = o.kwokctl(ctx, "stop", "cluster", "--name", name) // whatever still runs of it
+	o.stopControlPlane(ctx)
 	return o.startStopped(ctx)
+}
+
+// stopControlPlane stops whatever runs of the control plane before it
+// starts again, and waits until those processes are gone: kwokctl stop
+// kills them without waiting, and a component started at once cannot
+// listen on the port its predecessor still holds (on a loaded machine the
+// restarted API server exited with "address already in use", and the
+// restart waited on it for minutes).
+func (o *Options) stopControlPlane(ctx context.Context) {
+	var pids []int
+	files, _ := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
+	for _, f := range files {
+		if pid := readPID(f); pid != 0 {
+			pids = append(pids, pid)
+		}
+	}
+	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
+	waitGone(ctx, pids, 10*time.Second)
+}
+
+// waitGone waits until none of pids is alive, for at most timeout (a pid
+// the system gave to a new process would otherwise hold it for ever).
+func waitGone(ctx context.Context, pids []int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // lockControlPlane waits until this process alone may restart the control

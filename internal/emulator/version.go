@@ -169,7 +169,7 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 		// Not a reason not to restart: the nodes are taken once the leases expire.
 		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)
 	}
-	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
+	o.stopControlPlane(ctx)
 	if changed {
 		if err := maybe.WriteFile(path, updated, 0o600); err != nil {
 			return "", fmt.Errorf("writing the control plane's configuration: %w", err)
