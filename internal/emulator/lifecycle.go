@@ -235,10 +235,9 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 // restart waited on it for minutes).
 func (o *Options) stopControlPlane(ctx context.Context) {
 	var pids []int
-	files, _ := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
-	for _, f := range files {
-		if pid := readPID(f); pid != 0 {
-			pids = append(pids, pid)
+	for _, c := range o.componentPIDs() {
+		if c.pid != 0 {
+			pids = append(pids, c.pid)
 		}
 	}
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
@@ -370,17 +369,34 @@ func (o *Options) controlPlaneReady(ctx context.Context) bool {
 // deadComponents are the components of the control plane kwokctl started
 // that no longer run (their pid files); an error when it started none.
 func (o *Options) deadComponents() ([]string, error) {
-	pids, err := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
-	if err != nil || len(pids) == 0 {
+	components := o.componentPIDs()
+	if len(components) == 0 {
 		return nil, fmt.Errorf("no pid files in %s", filepath.Join(o.clusterDir(), "pids"))
 	}
 	var dead []string
-	for _, p := range pids {
-		if pid := readPID(p); pid == 0 || !alive(pid) {
-			dead = append(dead, strings.TrimSuffix(filepath.Base(p), ".pid"))
+	for _, c := range components {
+		if c.pid == 0 || !alive(c.pid) {
+			dead = append(dead, c.name)
 		}
 	}
 	return dead, nil
+}
+
+// componentPID is a component of the control plane kwokctl started, and
+// the pid of its pid file (0 when unreadable).
+type componentPID struct {
+	name string
+	pid  int
+}
+
+// componentPIDs reads kwokctl's pid files, in the order of their names.
+func (o *Options) componentPIDs() []componentPID {
+	files, _ := filepath.Glob(filepath.Join(o.clusterDir(), "pids", "*.pid"))
+	out := make([]componentPID, 0, len(files))
+	for _, f := range files {
+		out = append(out, componentPID{strings.TrimSuffix(filepath.Base(f), ".pid"), readPID(f)})
+	}
+	return out
 }
 
 // portsFree checks that the daemon's ports can be listened on.
