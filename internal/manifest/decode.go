@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -235,7 +236,7 @@ func (l *lineIndex) Line(path string) int {
 
 func (l *lineIndex) line(path string) int {
 	n := &l.nodes[0]
-	for _, seg := range segments(path) {
+	for seg := range segments(path) {
 		next := int32(-1)
 		if n.seq {
 			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < int(n.count) {
@@ -257,27 +258,33 @@ func (l *lineIndex) line(path string) int {
 	return int(n.line)
 }
 
-func segments(path string) []string {
-	var out []string
-	for path != "" {
-		switch path[0] {
-		case '.':
-			path = path[1:]
-		case '[':
-			end := strings.IndexByte(path, ']')
-			if end < 0 {
-				return append(out, path[1:])
+// segments yields the segments of a field path, without allocating (a
+// line is looked up for each finding).
+func segments(path string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for path != "" {
+			var seg string
+			switch path[0] {
+			case '.':
+				path = path[1:]
+				continue
+			case '[':
+				end := strings.IndexByte(path, ']')
+				if end < 0 {
+					yield(path[1:])
+					return
+				}
+				seg, path = path[1:end], path[end+1:]
+			default:
+				end := strings.IndexAny(path, ".[")
+				if end < 0 {
+					end = len(path)
+				}
+				seg, path = path[:end], path[end:]
 			}
-			out = append(out, path[1:end])
-			path = path[end+1:]
-		default:
-			end := strings.IndexAny(path, ".[")
-			if end < 0 {
-				end = len(path)
+			if !yield(seg) {
+				return
 			}
-			out = append(out, path[:end])
-			path = path[end:]
 		}
 	}
-	return out
 }

@@ -164,6 +164,8 @@ spec:
 		"spec.template.metadata.annotations[eks.amazonaws.com/compute-type]": 9,
 		"spec.template.spec.containers[7]":                                   11, // missing: nearest ancestor
 		"spec.template.spec.hostNetwork":                                     10,
+		"spec.template.metadata.annotations[eks.amazonaws.com":               8,  // no ']': the rest is one key, not found
+		"spec.template.spec.containers[1]securityContext":                    15, // a key right after an index
 	} {
 		if got := o.Line(path); got != want {
 			t.Errorf("Line(%q) = %d, want %d", path, got, want)

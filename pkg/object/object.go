@@ -107,8 +107,14 @@ func (p *PodTemplate) MetadataPath(field string) string {
 	return join(p.Path, "metadata", field)
 }
 
+// join joins the non-empty parts with dots, in one allocation.
 func join(parts ...string) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 1
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, p := range parts {
 		if p == "" {
 			continue
