@@ -692,6 +692,45 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if out := c.emulator("up"); !strings.Contains(out, "already running") || pidOf("daemon.pid") != daemon {
 		t.Errorf("a second up: %s", out)
 	}
+	// A pod on a Fargate node, to delete once the control plane crashed and
+	// up started it again.
+	c.namespace("kept")
+	runPod := func(name string) {
+		t.Helper()
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kept"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "public.ecr.aws/example/app:1"}}},
+		}
+		if _, err := c.kube.CoreV1().Pods("kept").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the pod runs on Fargate", func() error {
+			p, err := c.kube.CoreV1().Pods("kept").Get(ctx, name, metav1.GetOptions{})
+			if err == nil && p.Status.Phase != corev1.PodRunning {
+				err = fmt.Errorf("phase %s on %q", p.Status.Phase, p.Spec.NodeName)
+			}
+			return err
+		})
+	}
+	// deletePod deletes a pod and waits until it is gone, which takes
+	// kwok-controller (the pod's kubelet) holding its node's lease (0.2 s
+	// when it does).
+	deletePod := func(name string) {
+		t.Helper()
+		if err := c.kube.CoreV1().Pods("kept").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "the pod "+name+" deleted after up is gone", func() error {
+			switch _, err := c.kube.CoreV1().Pods("kept").Get(ctx, name, metav1.GetOptions{}); {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return err
+			}
+			return errors.New("still there")
+		})
+	}
+	runPod("before-kill")
 	// Kill the daemon and the API server; up brings both back.
 	apiserver := pidOf(filepath.Join("kwok", "clusters", c.name, "pids", "kube-apiserver.pid"))
 	for _, pid := range []int{daemon, apiserver} {
@@ -729,22 +768,12 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if ps := processesOf(t, otherState); len(ps) > 0 {
 		t.Errorf("a failed up left processes behind: %v", ps)
 	}
+	// The API server died with kwok-controller holding the nodes' leases,
+	// which a new kwok-controller would wait 200 s for: up makes it take
+	// them at once, so that the pod can be deleted.
+	deletePod("before-kill")
 	// A pod on a Fargate node, to delete after down and up.
-	c.namespace("kept")
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "before-down", Namespace: "kept"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "public.ecr.aws/example/app:1"}}},
-	}
-	if _, err := c.kube.CoreV1().Pods("kept").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "the pod runs on Fargate", func() error {
-		p, err := c.kube.CoreV1().Pods("kept").Get(ctx, "before-down", metav1.GetOptions{})
-		if err == nil && p.Status.Phase != corev1.PodRunning {
-			err = fmt.Errorf("phase %s on %q", p.Status.Phase, p.Spec.NodeName)
-		}
-		return err
-	})
+	runPod("before-down")
 	// down stops every process of the emulator.
 	c.emulator("down")
 	pids, _ := filepath.Glob(filepath.Join(c.state, "kwok", "clusters", c.name, "pids", "*.pid"))
@@ -762,18 +791,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 	// leases, which a new one would otherwise wait 200 s for), so the pod
 	// on its Fargate node can be deleted.
 	c.emulator("up")
-	if err := c.kube.CoreV1().Pods("kept").Delete(ctx, "before-down", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "the pod deleted after up is gone", func() error {
-		switch _, err := c.kube.CoreV1().Pods("kept").Get(ctx, "before-down", metav1.GetOptions{}); {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return errors.New("still there")
-	})
+	deletePod("before-down")
 }
 
 func processAlive(pid int) bool {

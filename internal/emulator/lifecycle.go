@@ -287,11 +287,35 @@ func (o *Options) lockControlPlane(ctx context.Context) (unlock func(), err erro
 	}
 }
 
-// startStopped starts the stopped control plane and waits until it is ready.
-// kwokctl start succeeds whatever becomes of the components, and
-// kwok-controller exits when the API server does not answer within about
-// 15 s (a loaded machine): what exited is started again, twice at most.
+// startStopped starts the stopped control plane and waits until it is
+// ready. When the nodes' Leases are still those of the kwok-controller
+// stopped before (the API server had died: they could not be released),
+// the new one is started again once they are deleted, so that it takes the
+// nodes at once rather than when they expire.
 func (o *Options) startStopped(ctx context.Context) error {
+	since := time.Now()
+	if err := o.startComponents(ctx); err != nil {
+		return err
+	}
+	switch held, err := o.heldBefore(ctx, since); {
+	case err != nil:
+		return err
+	case !held:
+		return nil
+	}
+	o.say("restarting kwok-controller, so that it takes the nodes the stopped one held")
+	if err := o.releaseNodes(ctx); err != nil {
+		return err
+	}
+	return o.startComponents(ctx)
+}
+
+// startComponents starts what is stopped of the control plane and waits
+// until it is ready. kwokctl start succeeds whatever becomes of the
+// components, and kwok-controller exits when the API server does not
+// answer within about 15 s (a loaded machine): what exited is started
+// again, twice at most.
+func (o *Options) startComponents(ctx context.Context) error {
 	if err := o.addStagesArg(); err != nil {
 		return err
 	}
@@ -309,6 +333,9 @@ func (o *Options) startStopped(ctx context.Context) error {
 			return fmt.Errorf("the control plane's %s exited after %d starts: see %s", strings.Join(dead, ", "), attempt, filepath.Join(o.clusterDir(), "logs"))
 		}
 		o.say("starting the control plane's %s again: it exited", strings.Join(dead, ", "))
+		if err := o.forget(dead...); err != nil {
+			return err
+		}
 	}
 }
 
@@ -387,6 +414,20 @@ func (o *Options) deadComponents() ([]string, error) {
 type componentPID struct {
 	name string
 	pid  int
+}
+
+// forget removes the pid files of components that no longer run, as
+// kwokctl stop does: kwokctl start takes a pid that still answers a signal
+// for a component that runs, and a process that exited answers until its
+// parent reaps it (here, an init that did not: a kwok-controller stopped
+// was then never started again).
+func (o *Options) forget(components ...string) error {
+	for _, c := range components {
+		if err := os.Remove(filepath.Join(o.clusterDir(), "pids", c+".pid")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing the pid file of the stopped %s: %w", c, err)
+		}
+	}
+	return nil
 }
 
 // componentPIDs reads kwokctl's pid files, in the order of their names.

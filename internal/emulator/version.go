@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,8 +18,10 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2/maybe"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -281,18 +284,55 @@ func (o *Options) releaseNodes(ctx context.Context) error {
 	if _, err := StopComponent(o.StateDir, ComponentKwok, 5*time.Second); err != nil {
 		return fmt.Errorf("stopping kwok-controller: %w", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kwokKubeconfig())
-	if err != nil {
-		return fmt.Errorf("reading the control plane's kubeconfig: %w", err)
+	if err := o.forget(ComponentKwok); err != nil {
+		return err
 	}
-	cfg.Timeout = 10 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := o.controlPlaneClient()
 	if err != nil {
-		return fmt.Errorf("connecting to the control plane: %w", err)
+		return err
 	}
 	err = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	if err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("deleting the nodes' leases: %w", err)
 	}
 	return nil
+}
+
+// heldBefore reports whether a node's Lease was last renewed before since:
+// by a kwok-controller stopped since then, whose Leases releaseNodes could
+// not delete (the API server was down). The one started after it would
+// wait for them to expire. The API server may take a few seconds more to
+// answer than kwokctl start waits.
+func (o *Options) heldBefore(ctx context.Context, since time.Time) (bool, error) {
+	client, err := o.controlPlaneClient()
+	if err != nil {
+		return false, err
+	}
+	var leases *coordinationv1.LeaseList
+	var listErr error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		leases, listErr = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+		return listErr == nil, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("listing the nodes' leases: %w", cmp.Or(listErr, err))
+	}
+	return slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool {
+		return l.Spec.RenewTime != nil && l.Spec.RenewTime.Time.Before(since)
+	}), nil
+}
+
+// controlPlaneClient is a client of the control plane's API server, as its
+// components reach it.
+func (o *Options) controlPlaneClient() (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kwokKubeconfig())
+	if err != nil {
+		return nil, fmt.Errorf("reading the control plane's kubeconfig: %w", err)
+	}
+	cfg.Timeout = 10 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the control plane: %w", err)
+	}
+	return client, nil
 }
