@@ -720,7 +720,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 		if err := c.kube.CoreV1().Pods("kept").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the pod "+name+" deleted after up is gone", func() error {
+		eventually(t, 20*time.Second, "the pod "+name+" deleted after up is gone", func() error {
 			switch _, err := c.kube.CoreV1().Pods("kept").Get(ctx, name, metav1.GetOptions{}); {
 			case apierrors.IsNotFound(err):
 				return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -232,8 +233,13 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 // kills them without waiting, and a component started at once cannot
 // listen on the port its predecessor still holds (on a loaded machine the
 // restarted API server exited with "address already in use", and the
-// restart waited on it for minutes).
+// restart waited on it for minutes). kwok-controller goes first, with the
+// nodes' leases, so that the one started next takes the nodes at once.
 func (o *Options) stopControlPlane(ctx context.Context) {
+	if err := o.releaseNodes(ctx); err != nil {
+		// Not a reason not to restart: startStopped or the leases' expiry hands them over.
+		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)
+	}
 	var pids []int
 	for _, c := range o.componentPIDs() {
 		if c.pid != 0 {
@@ -289,23 +295,25 @@ func (o *Options) lockControlPlane(ctx context.Context) (unlock func(), err erro
 
 // startStopped starts the stopped control plane and waits until it is
 // ready. When the nodes' Leases are still those of the kwok-controller
-// stopped before (the API server had died: they could not be released),
+// stopped before (the API server was down: they could not be released),
 // the new one is started again once they are deleted, so that it takes the
-// nodes at once rather than when they expire.
+// nodes at once rather than when they expire. That cannot be done is no
+// reason to fail: the Leases expire.
 func (o *Options) startStopped(ctx context.Context) error {
 	since := time.Now()
 	if err := o.startComponents(ctx); err != nil {
 		return err
 	}
-	switch held, err := o.heldBefore(ctx, since); {
-	case err != nil:
-		return err
-	case !held:
+	held, err := o.heldBefore(ctx, since)
+	if err != nil {
+		slog.Warn("kwok-controller takes the nodes once the stopped one's leases expire", "err", err)
+	}
+	if !held {
 		return nil
 	}
 	o.say("restarting kwok-controller, so that it takes the nodes the stopped one held")
 	if err := o.releaseNodes(ctx); err != nil {
-		return err
+		slog.Warn("kwok-controller takes the nodes once the stopped one's leases expire", "err", err)
 	}
 	return o.startComponents(ctx)
 }

@@ -168,10 +168,6 @@ func (o *Options) ServeVersion(ctx context.Context, version string) (string, err
 		}
 	}
 	slog.Info("restarting the control plane", "emulates", want, "reconfigured", changed)
-	if err := o.releaseNodes(ctx); err != nil {
-		// Not a reason not to restart: the nodes are taken once the leases expire.
-		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)
-	}
 	o.stopControlPlane(ctx)
 	if changed {
 		if err := maybe.WriteFile(path, updated, 0o600); err != nil {
@@ -298,11 +294,12 @@ func (o *Options) releaseNodes(ctx context.Context) error {
 	return nil
 }
 
-// heldBefore reports whether a node's Lease was last renewed before since:
-// by a kwok-controller stopped since then, whose Leases releaseNodes could
-// not delete (the API server was down). The one started after it would
-// wait for them to expire. The API server may take a few seconds more to
-// answer than kwokctl start waits.
+// heldBefore reports whether a node's Lease was last renewed before since
+// and has not expired: a kwok-controller stopped since then holds it (its
+// Leases could not be deleted: the API server was down), and the one
+// started after it waits until it expires. The List is tried for a few
+// seconds: kwokctl start waits for the API server, but not for every
+// component to be ready.
 func (o *Options) heldBefore(ctx context.Context, since time.Time) (bool, error) {
 	client, err := o.controlPlaneClient()
 	if err != nil {
@@ -310,15 +307,21 @@ func (o *Options) heldBefore(ctx context.Context, since time.Time) (bool, error)
 	}
 	var leases *coordinationv1.LeaseList
 	var listErr error
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		leases, listErr = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
 		return listErr == nil, nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("listing the nodes' leases: %w", cmp.Or(listErr, err))
 	}
+	now := time.Now()
 	return slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool {
-		return l.Spec.RenewTime != nil && l.Spec.RenewTime.Time.Before(since)
+		spec := l.Spec
+		if spec.HolderIdentity == nil || spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
+			return false
+		}
+		renewed := spec.RenewTime.Time
+		return renewed.Before(since) && renewed.Add(time.Duration(*spec.LeaseDurationSeconds)*time.Second).After(now)
 	}), nil
 }
 
