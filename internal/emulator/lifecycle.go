@@ -297,8 +297,8 @@ func (o *Options) lockControlPlane(ctx context.Context) (unlock func(), err erro
 // ready. When the nodes' Leases are still those of the kwok-controller
 // stopped before (the API server was down: they could not be released),
 // the new one is started again once they are deleted, so that it takes the
-// nodes at once rather than when they expire. That cannot be done is no
-// reason to fail: the Leases expire.
+// nodes at once rather than when they expire. Should that fail, the start
+// does not: the Leases expire.
 func (o *Options) startStopped(ctx context.Context) error {
 	since := time.Now()
 	if err := o.startComponents(ctx); err != nil {

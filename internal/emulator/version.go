@@ -298,8 +298,7 @@ func (o *Options) releaseNodes(ctx context.Context) error {
 // and has not expired: a kwok-controller stopped since then holds it (its
 // Leases could not be deleted: the API server was down), and the one
 // started after it waits until it expires. The List is tried for a few
-// seconds: kwokctl start waits for the API server, but not for every
-// component to be ready.
+// seconds, in case the API server does not serve Leases yet.
 func (o *Options) heldBefore(ctx context.Context, since time.Time) (bool, error) {
 	client, err := o.controlPlaneClient()
 	if err != nil {
