@@ -155,13 +155,13 @@ func TestWaitGone(t *testing.T) {
 	killed := sleeper()
 	time.AfterFunc(300*time.Millisecond, func() { _ = killed.Process.Kill() }) // not waited for: a zombie
 	start := time.Now()
-	waitGone(context.Background(), []int{killed.Process.Pid}, 10*time.Second)
+	waitGone(context.Background(), []Process{{PID: killed.Process.Pid}}, 10*time.Second)
 	if took := time.Since(start); took < 250*time.Millisecond || took > 5*time.Second || alive(killed.Process.Pid) {
 		t.Errorf("waitGone returned after %s, the process alive: %v; want it to wait for the kill at 300ms", took, alive(killed.Process.Pid))
 	}
 	running := sleeper()
 	start = time.Now()
-	waitGone(context.Background(), []int{running.Process.Pid}, 200*time.Millisecond)
+	waitGone(context.Background(), []Process{{PID: running.Process.Pid}}, 200*time.Millisecond)
 	if took := time.Since(start); took < 200*time.Millisecond || took > 5*time.Second {
 		t.Errorf("waitGone on a running process returned after %s; want its timeout, 200ms", took)
 	}

@@ -240,29 +240,14 @@ func (o *Options) stopControlPlane(ctx context.Context) {
 		// Not a reason not to restart: startStopped or the leases' expiry hands them over.
 		slog.Warn("restarting the control plane with the nodes' leases held", "err", err)
 	}
-	var pids []int
+	var ps []Process
 	for _, c := range o.componentPIDs() {
 		if c.pid != 0 {
-			pids = append(pids, c.pid)
+			ps = append(ps, Process{PID: c.pid, Component: c.name})
 		}
 	}
 	_ = o.kwokctl(ctx, "stop", "cluster", "--name", o.Config.Metadata.Name) // whatever runs of it
-	waitGone(ctx, pids, 10*time.Second)
-}
-
-// waitGone waits until none of pids is alive, for at most timeout (a pid
-// the system gave to a new process would otherwise hold it for ever).
-func waitGone(ctx context.Context, pids []int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}
+	waitGone(ctx, ps, 10*time.Second)
 }
 
 // lockControlPlane waits until this process alone may restart the control

@@ -3,6 +3,7 @@ package emulator
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,28 +189,31 @@ func terminate(ps []Process, grace time.Duration) []Process {
 			_ = signalProcess(p.PID, sig)
 		}
 	}
-	waitGone := func(d time.Duration) []Process {
-		deadline := time.Now().Add(d)
-		for {
-			var left []Process
-			for _, p := range ps {
-				if alive(p.PID) {
-					left = append(left, p)
-				}
-			}
-			if len(left) == 0 || time.Now().After(deadline) {
-				return left
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	signal(syscall.SIGTERM)
-	if left := waitGone(grace); len(left) > 0 {
+	if left := waitGone(context.Background(), ps, grace); len(left) > 0 {
 		ps = left
 		signal(syscall.SIGKILL)
-		return waitGone(5 * time.Second)
+		return waitGone(context.Background(), ps, 5*time.Second)
 	}
 	return nil
+}
+
+// waitGone waits until none of ps is alive, for at most timeout (a pid the
+// system gave to a new process would otherwise hold it for ever), or until
+// ctx ends, and returns those still alive.
+func waitGone(ctx context.Context, ps []Process, timeout time.Duration) []Process {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := slices.DeleteFunc(slices.Clone(ps), func(p Process) bool { return !alive(p.PID) })
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		select {
+		case <-ctx.Done():
+			return left
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // StopComponent stops the processes of one component of the emulator in
