@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,11 +51,24 @@ type fastDoc struct {
 // scalar's tag and text (not yet written as JSON: it may be a key); a
 // collection's children in the index (written).
 type value struct {
-	kind         yaml.Kind
-	tag, text    string
-	line         int
-	first, count int32
+	text               string
+	line, first, count int32
+	kind               yaml.Kind
+	tag                tag
 }
+
+// tag is a scalar's resolved tag, one of tagNames.
+type tag uint8
+
+const (
+	strTag tag = iota
+	nullTag
+	boolTag
+	intTag
+	floatTag
+)
+
+var tagNames = [...]string{strTag: "!!str", nullTag: "!!null", boolTag: "!!bool", intTag: "!!int", floatTag: "!!float"}
 
 // parsers holds the parsers not in use, with the buffers they grew.
 var parsers = sync.Pool{New: func() any { return new(fastParser) }}
@@ -81,10 +95,8 @@ func (p *fastParser) release() {
 
 // parse parses one document; ok is false when the parser declines.
 func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
-	for _, c := range data {
-		if c != '\n' && (c < ' ' || c > '~') {
-			return doc, false
-		}
+	if !printable(data) {
+		return doc, false
 	}
 	// The document is read in place, not copied: nothing the parser
 	// returns refers to it (the JSON is written, the index's keys copied).
@@ -108,8 +120,30 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 	if p.ind >= 0 || len(p.index) > maxLineNodes {
 		p.decline() // something after the root node; an index newLineIndex would cut
 	}
-	p.index[0] = parsedNode{line: int32(root.line), first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
+	p.index[0] = parsedNode{line: root.line, first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
 	return fastDoc{root: root, json: p.json, lines: p.lines(), apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
+}
+
+// printable reports whether data is printable ASCII and line breaks, eight
+// bytes at a time: each mask below has the high bit of a byte set where the
+// byte is what the mask names, with no carry from one byte to the next.
+func printable(data []byte) bool {
+	const ones, high, low = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	zero := func(x uint64) uint64 { return ^((x&low + low) | x | low) }
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		control := ^((x | high) - ' '*ones) & high // below ' ', or 0x80 and above
+		if (x&high)|(control&^zero(x^'\n'*ones))|zero(x^0x7f*ones) != 0 {
+			return false
+		}
+	}
+	for _, c := range data[i:] {
+		if c != '\n' && (c < ' ' || c > '~') {
+			return false
+		}
+	}
+	return true
 }
 
 // lines makes the line index of what the parser read: a copy of its
@@ -175,7 +209,7 @@ func (p *fastParser) decline() { panic(decline{}) }
 // scalarJSON writes a scalar value as JSON, or declines one JSON cannot
 // spell as toJSON does.
 func (p *fastParser) scalarJSON(v value) {
-	b, ok := appendScalar(p.json, v.tag, v.text)
+	b, ok := appendScalar(p.json, tagNames[v.tag], v.text)
 	if !ok {
 		p.decline()
 	}
@@ -201,7 +235,7 @@ func (p *fastParser) quantity(text string) {
 // at start of the stack) and declines a key JSON cannot name or one the
 // mapping already has, as toJSON does.
 func (p *fastParser) key(k value, start int, seen *map[string]bool) {
-	if k.tag != "!!str" {
+	if k.tag != strTag {
 		p.decline()
 	}
 	keys := p.stack[start:]
@@ -233,13 +267,13 @@ func (p *fastParser) key(k value, start int, seen *map[string]bool) {
 
 // child adds a collection's child to the stack: a mapping's value under
 // its key, or a sequence's item.
-func (p *fastParser) child(key string, line int, v value) {
-	p.stack = append(p.stack, parsedNode{key: key, line: int32(line), first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
+func (p *fastParser) child(key string, line int32, v value) {
+	p.stack = append(p.stack, parsedNode{key: key, line: line, first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
 }
 
 // field keeps a root mapping's apiVersion and kind.
 func (p *fastParser) field(k, v value) {
-	if v.kind != yaml.ScalarNode || v.tag != "!!str" {
+	if v.kind != yaml.ScalarNode || v.tag != strTag {
 		return
 	}
 	switch k.text {
@@ -423,13 +457,13 @@ func (p *fastParser) after(ind int, key bool) value {
 		return p.sequence()
 	}
 	p.json = append(p.json, "null"...)
-	return value{kind: yaml.ScalarNode, tag: "!!null", line: line}
+	return value{kind: yaml.ScalarNode, tag: nullTag, line: int32(line)}
 }
 
 // sequence reads a block sequence whose first '-' is at pos.
 func (p *fastParser) sequence() value {
 	ind := p.pos - p.lineStart
-	s := value{kind: yaml.SequenceNode, line: p.line}
+	s := value{kind: yaml.SequenceNode, line: int32(p.line)}
 	start := len(p.stack)
 	p.json = append(p.json, '[')
 	for {
@@ -460,7 +494,7 @@ func (p *fastParser) sequence() value {
 // after it (and after the spaces that follow a plain one); flow says
 // whether it is inside a flow collection.
 func (p *fastParser) scalar(flow bool) value {
-	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line}
+	v := value{kind: yaml.ScalarNode, tag: strTag, line: int32(p.line)}
 	if c := p.src[p.pos]; c == '"' || c == '\'' {
 		start := p.pos
 		if c == '"' {
@@ -637,7 +671,7 @@ func (p *fastParser) literal(parent int) value {
 	if parent < 0 {
 		p.decline() // a document that is a block scalar
 	}
-	v := value{kind: yaml.ScalarNode, tag: "!!str", line: p.line}
+	v := value{kind: yaml.ScalarNode, tag: strTag, line: int32(p.line)}
 	p.pos++
 	chomp := byte(0)
 	if p.pos < len(p.src) && (p.src[p.pos] == '-' || p.src[p.pos] == '+') {
@@ -721,7 +755,7 @@ func (p *fastParser) flow(parent int) value {
 	p.enter()
 	defer func() { p.depth-- }()
 	mapping := p.src[p.pos] == '{'
-	v := value{kind: yaml.SequenceNode, line: p.line}
+	v := value{kind: yaml.SequenceNode, line: int32(p.line)}
 	closing := byte(']')
 	if mapping {
 		v.kind, closing = yaml.MappingNode, '}'
@@ -758,7 +792,7 @@ func (p *fastParser) flow(parent int) value {
 		}
 		key := p.flowScalar()
 		p.flowSpace(parent)
-		if p.line != key.line || p.src[p.pos] != ':' || !p.blank(p.pos+1) {
+		if int32(p.line) != key.line || p.src[p.pos] != ':' || !p.blank(p.pos+1) {
 			p.decline()
 		}
 		p.key(key, start, &seen)
@@ -828,9 +862,9 @@ func (p *fastParser) flowSpace(parent int) {
 
 // plainTag is the tag yaml.v3 resolves a plain scalar to; ok is false for
 // those the fast parser leaves to it (merge keys, timestamps).
-func plainTag(s string) (tag string, ok bool) {
+func plainTag(s string) (_ tag, ok bool) {
 	if s == "" {
-		return "!!null", true
+		return nullTag, true
 	}
 	switch c := s[0]; {
 	case c == '+' || c == '-' || c >= '0' && c <= '9':
@@ -838,58 +872,58 @@ func plainTag(s string) (tag string, ok bool) {
 	case c == '.':
 		switch s {
 		case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF":
-			return "!!float", true
+			return floatTag, true
 		}
 		if _, err := strconv.ParseFloat(s, 64); err == nil {
-			return "!!float", true
+			return floatTag, true
 		}
 	case c == '<' && s == "<<":
-		return "", false
+		return 0, false
 	case c == '~' || c == 'n' || c == 'N':
 		switch s {
 		case "~", "null", "Null", "NULL":
-			return "!!null", true
+			return nullTag, true
 		}
 	case c == 't' || c == 'T' || c == 'f' || c == 'F':
 		switch s {
 		case "true", "True", "TRUE", "false", "False", "FALSE":
-			return "!!bool", true
+			return boolTag, true
 		}
 	}
-	return "!!str", true
+	return strTag, true
 }
 
 // numberTag resolves a plain scalar that starts with a sign or a digit.
-func numberTag(s string) (string, bool) {
+func numberTag(s string) (tag, bool) {
 	switch s {
 	case "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
-		return "!!float", true
+		return floatTag, true
 	}
 	if len(s) > 4 && s[4] == '-' && only(s[:4], digits) {
-		return "", false // maybe a timestamp
+		return 0, false // maybe a timestamp
 	}
 	if !only(s, digits+"abcdefABCDEFxXoO_+-.") {
-		return "!!str", true // 500m, 1Gi, v1.2.3: not a number yaml.v3 reads
+		return strTag, true // 500m, 1Gi, v1.2.3: not a number yaml.v3 reads
 	}
 	plain := strings.ReplaceAll(s, "_", "")
 	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return "!!int", true
+		return intTag, true
 	}
 	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
-		return "!!int", true
+		return intTag, true
 	}
 	if yamlFloat(plain) {
 		if _, err := strconv.ParseFloat(plain, 64); err == nil {
-			return "!!float", true
+			return floatTag, true
 		}
-		return "", false // out of range: left to yaml.v3
+		return 0, false // out of range: left to yaml.v3
 	}
 	for _, prefix := range []string{"0b", "-0b", "0o", "-0o"} {
 		if strings.HasPrefix(plain, prefix) {
-			return "", false // binary and octal numbers (signed ones too) are left to yaml.v3
+			return 0, false // binary and octal numbers (signed ones too) are left to yaml.v3
 		}
 	}
-	return "!!str", true
+	return strTag, true
 }
 
 const digits = "0123456789"

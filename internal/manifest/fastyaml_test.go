@@ -71,7 +71,7 @@ func differ(data string) (accepted bool, diff string) {
 		return true, ""
 	}
 	n := root.Content[0]
-	if fast.root.kind != n.Kind || fast.root.line != n.Line {
+	if fast.root.kind != n.Kind || int(fast.root.line) != n.Line {
 		return true, fmt.Sprintf("root: fast kind %d line %d, yaml.v3 kind %d line %d", fast.root.kind, fast.root.line, n.Kind, n.Line)
 	}
 	want, err := appendJSON(nil, n)
@@ -274,5 +274,38 @@ func TestFastYAMLFiles(t *testing.T) {
 	t.Logf("fast parser accepted %d of %d documents of examples/, %d of %d others", accepted[true], documents[true], accepted[false], documents[false])
 	if documents[true] == 0 || accepted[true]*10 < documents[true]*9 {
 		t.Errorf("fast parser accepted %d of %d documents of examples/, want 90%%", accepted[true], documents[true])
+	}
+}
+
+// TestPrintable compares printable, which reads eight bytes at a time, with
+// a byte at a time: every byte value at every place of a word and of the
+// bytes after the last word, and every pair of values side by side across
+// bytes of one word.
+func TestPrintable(t *testing.T) {
+	want := func(data []byte) bool {
+		for _, c := range data {
+			if c != '\n' && (c < ' ' || c > '~') {
+				return false
+			}
+		}
+		return true
+	}
+	data := bytes.Repeat([]byte("a"), 19)
+	for i := range data {
+		for c := range 256 {
+			data[i] = byte(c)
+			if got := printable(data); got != want(data) {
+				t.Fatalf("printable with %#x at %d = %v", c, i, got)
+			}
+		}
+		data[i] = 'a'
+	}
+	for c := range 256 {
+		for d := range 256 {
+			data[3], data[4] = byte(c), byte(d)
+			if got := printable(data); got != want(data) {
+				t.Fatalf("printable with %#x, %#x at 3 = %v", c, d, got)
+			}
+		}
 	}
 }
