@@ -136,17 +136,22 @@ type lineIndex struct {
 	offset int
 }
 
-// lineNode is a node of the tree: its children are nodes[first:first+count].
+// lineNode is a node of the tree. The compiler keeps it in registers
+// (TestRegisterSized), where the fast parser builds it.
 type lineNode struct {
 	// keyEnd is where the node's key ends in keys; it starts where the
 	// previous node's ends. The key is the mapping key that names the
 	// node; "" for the root and sequence items.
 	keyEnd int32
 	// line is the key's line, or the node's own for the root and items.
-	line         int32
-	first, count int32
-	seq          bool
+	line int32
+	children
+	seq bool
 }
+
+// children are where a node's children are in its index:
+// nodes[first:first+count].
+type children struct{ first, count int32 }
 
 // key is the key of nodes[i].
 func (l *lineIndex) key(i int32) string {

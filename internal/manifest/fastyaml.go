@@ -49,13 +49,30 @@ type fastDoc struct {
 
 // value is what the parser knows of a node it has read: its line; a
 // scalar's tag and text (not yet written as JSON: it may be a key); a
-// collection's children in the index (written).
+// collection's children in the index (written). Every step of the parser
+// returns one, so it is a struct the compiler keeps in registers
+// (TestRegisterSized): made larger, the parser took a third longer.
 type value struct {
-	text               string
-	line, first, count int32
-	kind               yaml.Kind
-	tag                tag
+	text string
+	line int32
+	children
+	shape
 }
+
+// shape is a node's kind and, for a scalar, its tag.
+type shape struct {
+	kind nodeKind
+	tag  tag
+}
+
+// nodeKind is a node's yaml.Kind in a byte.
+type nodeKind uint8
+
+const (
+	scalarNode   = nodeKind(yaml.ScalarNode)
+	mappingNode  = nodeKind(yaml.MappingNode)
+	sequenceNode = nodeKind(yaml.SequenceNode)
+)
 
 // tag is a scalar's resolved tag, one of tagNames.
 type tag uint8
@@ -120,7 +137,7 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 	if p.ind >= 0 || len(p.index) > maxLineNodes {
 		p.decline() // something after the root node; an index newLineIndex would cut
 	}
-	p.index[0] = parsedNode{line: root.line, first: root.first, count: root.count, seq: root.kind == yaml.SequenceNode}
+	p.index[0] = parsedNode{line: root.line, children: root.children, seq: root.kind == sequenceNode}
 	return fastDoc{root: root, json: p.json, lines: p.lines(), apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
 }
 
@@ -163,7 +180,7 @@ func (p *fastParser) lines() *lineIndex {
 	nodes := make([]lineNode, len(p.index))
 	for i, n := range p.index {
 		keys.WriteString(n.key)
-		nodes[i] = lineNode{keyEnd: int32(keys.Len()), line: n.line, first: n.first, count: n.count, seq: n.seq}
+		nodes[i] = lineNode{keyEnd: int32(keys.Len()), line: n.line, children: n.children, seq: n.seq}
 	}
 	return &lineIndex{nodes: nodes, keys: keys.String()}
 }
@@ -196,12 +213,13 @@ type fastParser struct {
 }
 
 // parsedNode is a lineNode as the parser keeps it while it reads: its key
-// is the document's text, or the text unquoted.
+// is the document's text, or the text unquoted. The compiler keeps it in
+// registers (TestRegisterSized).
 type parsedNode struct {
-	key          string
-	line         int32
-	first, count int32
-	seq          bool
+	key  string
+	line int32
+	children
+	seq bool
 }
 
 func (p *fastParser) decline() { panic(decline{}) }
@@ -268,12 +286,12 @@ func (p *fastParser) key(k value, start int, seen *map[string]bool) {
 // child adds a collection's child to the stack: a mapping's value under
 // its key, or a sequence's item.
 func (p *fastParser) child(key string, line int32, v value) {
-	p.stack = append(p.stack, parsedNode{key: key, line: line, first: v.first, count: v.count, seq: v.kind == yaml.SequenceNode})
+	p.stack = append(p.stack, parsedNode{key: key, line: line, children: v.children, seq: v.kind == sequenceNode})
 }
 
 // field keeps a root mapping's apiVersion and kind.
 func (p *fastParser) field(k, v value) {
-	if v.kind != yaml.ScalarNode || v.tag != strTag {
+	if v.kind != scalarNode || v.tag != strTag {
 		return
 	}
 	switch k.text {
@@ -408,7 +426,7 @@ func (p *fastParser) node(parent int, block bool) value {
 // mapping reads a block mapping indented by ind whose first key has been
 // read, pos at its ':'. The root mapping is the one read at depth 1.
 func (p *fastParser) mapping(ind int, key value) value {
-	m := value{kind: yaml.MappingNode, line: key.line}
+	m := value{shape: shape{kind: mappingNode}, line: key.line}
 	start := len(p.stack)
 	var seen map[string]bool
 	p.json = append(p.json, '{')
@@ -457,13 +475,13 @@ func (p *fastParser) after(ind int, key bool) value {
 		return p.sequence()
 	}
 	p.json = append(p.json, "null"...)
-	return value{kind: yaml.ScalarNode, tag: nullTag, line: int32(line)}
+	return value{shape: shape{scalarNode, nullTag}, line: int32(line)}
 }
 
 // sequence reads a block sequence whose first '-' is at pos.
 func (p *fastParser) sequence() value {
 	ind := p.pos - p.lineStart
-	s := value{kind: yaml.SequenceNode, line: int32(p.line)}
+	s := value{shape: shape{kind: sequenceNode}, line: int32(p.line)}
 	start := len(p.stack)
 	p.json = append(p.json, '[')
 	for {
@@ -494,7 +512,7 @@ func (p *fastParser) sequence() value {
 // after it (and after the spaces that follow a plain one); flow says
 // whether it is inside a flow collection.
 func (p *fastParser) scalar(flow bool) value {
-	v := value{kind: yaml.ScalarNode, tag: strTag, line: int32(p.line)}
+	v := value{shape: shape{scalarNode, strTag}, line: int32(p.line)}
 	if c := p.src[p.pos]; c == '"' || c == '\'' {
 		start := p.pos
 		if c == '"' {
@@ -671,7 +689,7 @@ func (p *fastParser) literal(parent int) value {
 	if parent < 0 {
 		p.decline() // a document that is a block scalar
 	}
-	v := value{kind: yaml.ScalarNode, tag: strTag, line: int32(p.line)}
+	v := value{shape: shape{scalarNode, strTag}, line: int32(p.line)}
 	p.pos++
 	chomp := byte(0)
 	if p.pos < len(p.src) && (p.src[p.pos] == '-' || p.src[p.pos] == '+') {
@@ -755,10 +773,10 @@ func (p *fastParser) flow(parent int) value {
 	p.enter()
 	defer func() { p.depth-- }()
 	mapping := p.src[p.pos] == '{'
-	v := value{kind: yaml.SequenceNode, line: int32(p.line)}
+	v := value{shape: shape{kind: sequenceNode}, line: int32(p.line)}
 	closing := byte(']')
 	if mapping {
-		v.kind, closing = yaml.MappingNode, '}'
+		v.kind, closing = mappingNode, '}'
 	}
 	p.json = append(p.json, p.src[p.pos])
 	p.pos++

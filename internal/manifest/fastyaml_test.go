@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -71,7 +72,7 @@ func differ(data string) (accepted bool, diff string) {
 		return true, ""
 	}
 	n := root.Content[0]
-	if fast.root.kind != n.Kind || int(fast.root.line) != n.Line {
+	if yaml.Kind(fast.root.kind) != n.Kind || int(fast.root.line) != n.Line {
 		return true, fmt.Sprintf("root: fast kind %d line %d, yaml.v3 kind %d line %d", fast.root.kind, fast.root.line, n.Kind, n.Line)
 	}
 	want, err := appendJSON(nil, n)
@@ -306,6 +307,36 @@ func TestPrintable(t *testing.T) {
 			if got := printable(data); got != want(data) {
 				t.Fatalf("printable with %#x, %#x at 3 = %v", c, d, got)
 			}
+		}
+	}
+}
+
+// TestRegisterSized holds the parser's structs to what the compiler keeps
+// in registers (cmd/compile's ssa.CanSSA): four fields at most, each a
+// struct of four at most itself, in four words at most. A larger struct is
+// copied through memory wherever it is returned or built, in stores of one
+// size read back in another, which the processor does not forward: the
+// parser took a third longer when value had six fields.
+func TestRegisterSized(t *testing.T) {
+	var fits func(reflect.Type) bool
+	fits = func(typ reflect.Type) bool {
+		if typ.Kind() != reflect.Struct {
+			return true
+		}
+		if typ.NumField() > 4 {
+			return false
+		}
+		for i := range typ.NumField() {
+			if !fits(typ.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range []any{value{}, parsedNode{}, lineNode{}} {
+		typ := reflect.TypeOf(v)
+		if !fits(typ) || typ.Size() > 4*unsafe.Sizeof(uintptr(0)) {
+			t.Errorf("%s: %d fields, %d bytes: not kept in registers", typ, typ.NumField(), typ.Size())
 		}
 	}
 }

@@ -105,7 +105,7 @@ func parseDocument(file string, doc document, emit func(*object.Object), fail fu
 		return // empty document: comments or nothing
 	}
 	offset := doc.first - 1
-	if ok && d.root.kind == yaml.MappingNode && !strings.HasSuffix(d.kind, "List") {
+	if ok && d.root.kind == mappingNode && !strings.HasSuffix(d.kind, "List") {
 		d.lines.offset = offset
 		decodeObject(file, d.json, d.lines, d.apiVersion, d.kind, int(d.root.line)+offset, !d.extreme, emit, fail)
 		return
