@@ -407,7 +407,7 @@ func (p *fastParser) node(parent int, block bool) value {
 		return v
 	case c == '|':
 		return p.literal(parent)
-	case strings.IndexByte(blockIndicators, c) >= 0:
+	case blockStarts[c]:
 		p.decline()
 	}
 	ind := p.pos - p.lineStart
@@ -443,7 +443,7 @@ func (p *fastParser) mapping(ind int, key value) value {
 		if p.ind > ind {
 			p.decline()
 		}
-		if c := p.src[p.pos]; c == '-' || c == '|' || c == '{' || c == '[' || strings.IndexByte(blockIndicators, c) >= 0 {
+		if c := p.src[p.pos]; keyStarts[c] {
 			p.decline()
 		}
 		key = p.scalar(false)
@@ -540,7 +540,7 @@ func (p *fastParser) scalar(flow bool) value {
 			break
 		}
 		c := p.src[i]
-		if c == '\n' || c == ':' && p.blank(i+1) || c == '#' && p.src[i-1] == ' ' || flow && flowIndicator(c) {
+		if c == '\n' || c == ':' && p.blank(i+1) || c == '#' && p.src[i-1] == ' ' || flow && flowEndSet[c] {
 			break
 		}
 		if c != ' ' {
@@ -565,20 +565,30 @@ const blockIndicators = "&*!?:,]}#>%@`"
 // flowEnds are the bytes that end a plain scalar in a flow collection.
 const flowEnds = ",?[]{}"
 
-// plainStops are the bytes at which scalar looks whether a plain scalar
-// ends (or where its text ends, before spaces); flowStops, in a flow.
-var plainStops, flowStops = stops(" \n:#"), stops(" \n:#" + flowEnds)
+// Sets of bytes, looked up where the parser reads each byte or each node:
+var (
+	// plainStops are the bytes at which scalar looks whether a plain
+	// scalar ends (or where its text ends, before spaces); flowStops, in a
+	// flow.
+	plainStops, flowStops = byteSet(" \n:#"), byteSet(" \n:#" + flowEnds)
+	flowEndSet            = byteSet(flowEnds)
+	// blockStarts are declined at the start of a node in a block
+	// collection; keyStarts at the start of a block mapping's next key;
+	// flowStarts (with "- ") at the start of a scalar in a flow.
+	blockStarts = byteSet(blockIndicators)
+	keyStarts   = byteSet(blockIndicators + "-|{[")
+	flowStarts  = byteSet(blockIndicators + "|{[")
+	// digitSet are the digits; numberSet the bytes of the numbers yaml.v3 reads.
+	digitSet, numberSet = byteSet(digits), byteSet(digits + "abcdefABCDEFxXoO_+-.")
+)
 
-func stops(bytes string) *[256]bool {
+func byteSet(bytes string) *[256]bool {
 	var t [256]bool
 	for i := range len(bytes) {
 		t[bytes[i]] = true
 	}
 	return &t
 }
-
-// flowIndicator reports whether c ends a plain scalar in a flow collection.
-func flowIndicator(c byte) bool { return strings.IndexByte(flowEnds, c) >= 0 }
 
 // longKey declines a scalar from start to pos that is a key (':' follows,
 // after spaces) longer than the 1024 characters yaml.v3 allows a key.
@@ -849,7 +859,7 @@ func (p *fastParser) flowItem(parent int) value {
 // may start there (a collection, where a key is read): in a flow, ':' is
 // always a value indicator, '?' always a key's.
 func (p *fastParser) flowScalar() value {
-	if c := p.src[p.pos]; c == '{' || c == '[' || strings.IndexByte(blockIndicators+"|", c) >= 0 || c == '-' && p.blank(p.pos+1) {
+	if c := p.src[p.pos]; flowStarts[c] || c == '-' && p.blank(p.pos+1) {
 		p.decline()
 	}
 	return p.scalar(true)
@@ -917,10 +927,10 @@ func numberTag(s string) (tag, bool) {
 	case "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
 		return floatTag, true
 	}
-	if len(s) > 4 && s[4] == '-' && only(s[:4], digits) {
+	if len(s) > 4 && s[4] == '-' && only(s[:4], digitSet) {
 		return 0, false // maybe a timestamp
 	}
-	if !only(s, digits+"abcdefABCDEFxXoO_+-.") {
+	if !only(s, numberSet) {
 		return strTag, true // 500m, 1Gi, v1.2.3: not a number yaml.v3 reads
 	}
 	plain := strings.ReplaceAll(s, "_", "")
@@ -946,10 +956,10 @@ func numberTag(s string) (tag, bool) {
 
 const digits = "0123456789"
 
-// only reports whether every byte of s is one of set's.
-func only(s, set string) bool {
+// only reports whether every byte of s is in set.
+func only(s string, set *[256]bool) bool {
 	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(set, s[i]) < 0 {
+		if !set[s[i]] {
 			return false
 		}
 	}

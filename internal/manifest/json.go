@@ -18,7 +18,7 @@ var errSlowPath = errors.New("needs the library decoder")
 // -?(0|[1-9][0-9]*).
 func jsonInt(s string) bool {
 	s = strings.TrimPrefix(s, "-")
-	return s != "" && (s[0] != '0' || len(s) == 1) && only(s, digits)
+	return s != "" && (s[0] != '0' || len(s) == 1) && only(s, digitSet)
 }
 
 // toJSON converts a parsed YAML object to JSON. Plain documents (mappings with
