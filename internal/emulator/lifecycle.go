@@ -290,15 +290,15 @@ func (o *Options) startStopped(ctx context.Context) error {
 		return err
 	}
 	held, err := o.heldBefore(ctx, since)
+	if held {
+		o.say("restarting kwok-controller, so that it takes the nodes the stopped one held")
+		err = o.releaseNodes(ctx)
+	}
 	if err != nil {
 		slog.Warn("kwok-controller takes the nodes once the stopped one's leases expire", "err", err)
 	}
 	if !held {
 		return nil
-	}
-	o.say("restarting kwok-controller, so that it takes the nodes the stopped one held")
-	if err := o.releaseNodes(ctx); err != nil {
-		slog.Warn("kwok-controller takes the nodes once the stopped one's leases expire", "err", err)
 	}
 	return o.startComponents(ctx)
 }

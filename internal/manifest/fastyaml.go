@@ -74,7 +74,7 @@ const (
 	sequenceNode = nodeKind(yaml.SequenceNode)
 )
 
-// tag is a scalar's resolved tag, one of tagNames.
+// tag is a scalar's resolved tag of the core schema; tagNames spells them.
 type tag uint8
 
 const (
@@ -227,7 +227,7 @@ func (p *fastParser) decline() { panic(decline{}) }
 // scalarJSON writes a scalar value as JSON, or declines one JSON cannot
 // spell as toJSON does.
 func (p *fastParser) scalarJSON(v value) {
-	b, ok := appendScalar(p.json, tagNames[v.tag], v.text)
+	b, ok := appendScalar(p.json, v.tag, v.text)
 	if !ok {
 		p.decline()
 	}

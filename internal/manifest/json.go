@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -83,34 +84,35 @@ func appendJSON(b []byte, n *yaml.Node) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case yaml.ScalarNode:
-		if b, ok := appendScalar(b, n.ShortTag(), n.Value); ok {
-			return b, nil
+		if t := slices.Index(tagNames[:], n.ShortTag()); t >= 0 {
+			if b, ok := appendScalar(b, tag(t), n.Value); ok {
+				return b, nil
+			}
 		}
 	}
 	return nil, errSlowPath
 }
 
 // appendScalar writes a scalar of a core-schema tag as JSON; ok is false
-// for one that needs the library decoder (a number JSON cannot spell, a
-// custom tag).
-func appendScalar(b []byte, tag, value string) (_ []byte, ok bool) {
-	switch tag {
-	case "!!str":
+// for one that needs the library decoder (a number JSON cannot spell).
+func appendScalar(b []byte, t tag, value string) (_ []byte, ok bool) {
+	switch t {
+	case strTag:
 		return appendString(b, value), true
-	case "!!null":
+	case nullTag:
 		return append(b, "null"...), true
-	case "!!bool":
+	case boolTag:
 		v, err := strconv.ParseBool(value)
 		if err != nil {
 			return nil, false
 		}
 		return strconv.AppendBool(b, v), true
-	case "!!int":
+	case intTag:
 		if !jsonInt(value) {
 			return nil, false
 		}
 		return append(b, value...), true
-	case "!!float":
+	case floatTag:
 		f, err := strconv.ParseFloat(value, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, false
