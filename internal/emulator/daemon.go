@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -196,11 +197,14 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if err != nil {
 		return err
 	}
+	// The listeners are closed on every return; closing one a server has
+	// already closed does nothing.
+	defer func() { _ = eksLn.Close() }()
 	hookLn, err := listen(o.WebhookAddr, "the Fargate webhook")
 	if err != nil {
-		_ = eksLn.Close()
 		return err
 	}
+	defer func() { _ = hookLn.Close() }()
 	certPEM, keyPEM, err := webhookCertificate(o.StateDir)
 	if err != nil {
 		return err
@@ -234,15 +238,25 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
 	}
-	errs := make(chan error, 4)
-	go func() { errs <- servers[1].ServeTLS(hookLn, "", "") }()
+	// Every loop runs in the group; the first to fail cancels the others,
+	// and RunDaemon returns once all of them have.
+	// An early return below cancels the group and waits for it too.
+	stop, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(stop)
 	defer func() {
+		cancel()
+		_ = g.Wait()
+	}()
+	g.Go(func() error {
+		<-gctx.Done()
 		for _, s := range servers {
 			_ = s.Close()
 		}
-	}()
+		return nil
+	})
+	g.Go(func() error { return servers[1].ServeTLS(hookLn, "", "") })
 	if o.EgressSocket != "" {
-		proxy, err := clusterNetwork(ctx, client, o.EgressSocket)
+		proxy, err := clusterNetwork(gctx, client, o.EgressSocket)
 		if err != nil {
 			return err
 		}
@@ -250,10 +264,10 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 
 	url := "https://" + hookLn.Addr().String() + placement.WebhookPath
-	if err := admission.Register(ctx, client, placement.Configuration(url, certPEM)); err != nil {
+	if err := admission.Register(gctx, client, placement.Configuration(url, certPEM)); err != nil {
 		return fmt.Errorf("registering the Fargate webhook: %w", err)
 	}
-	webhookCalled(ctx, client, &reviews)
+	webhookCalled(gctx, client, &reviews)
 	seed := uint64(o.Config.Seed)
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -265,44 +279,46 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	// The addresses of the Fargate nodes that run are taken before EC2
 	// counts them.
-	if err := sched.Start(ctx); err != nil {
+	if err := sched.Start(gctx); err != nil {
 		return err
 	}
 	// The AWS endpoint answers last: `up` waits for it, and a pod created
 	// after that goes through the webhook.
-	go func() { errs <- servers[0].Serve(eksLn) }()
+	g.Go(func() error { return servers[0].Serve(eksLn) })
 	// Deleting a profile stops its pods, as EKS does.
 	store.OnChange(func(name, from, to string) {
 		if to != fargate.StatusDeleting {
 			return
 		}
-		if err := placement.StopProfilePods(context.WithoutCancel(ctx), client, name); err != nil {
+		if err := placement.StopProfilePods(context.WithoutCancel(gctx), client, name); err != nil {
 			slog.Warn("stopping the pods of a deleted profile", "profile", name, "err", err)
 		}
 	})
-	go func() { errs <- api.Run(ctx) }()
+	g.Go(func() error { return api.Run(gctx) })
 	if o.ServeVersion != nil {
-		go serveVersions(ctx, store, o.ServeVersion)
+		g.Go(func() error { serveVersions(gctx, store, o.ServeVersion); return nil })
 	}
-	nodegroups, err := newNodegroupController(ctx, client, store, o.Config)
+	nodegroups, err := newNodegroupController(gctx, client, store, o.Config)
 	if err != nil {
 		return err
 	}
-	go func() { errs <- nodegroups.Run(ctx) }()
-	go func() { errs <- sched.Run(ctx) }()
+	g.Go(func() error { return nodegroups.Run(gctx) })
+	g.Go(func() error { return sched.Run(gctx) })
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {
 		close(o.Ready)
 	}
-	select {
-	case <-ctx.Done():
+	return daemonExit(ctx, g.Wait())
+}
+
+// daemonExit is what RunDaemon returns once its loops have: nil when ctx
+// was cancelled (the daemon was told to stop) or a server was closed, else
+// the error of the loop that failed first.
+func daemonExit(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, http.ErrServerClosed) {
 		return nil
-	case err := <-errs:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
 	}
+	return err
 }
 
 // awsEndpoint is the emulator's AWS endpoint: EKS (rest-json), EC2 and IAM

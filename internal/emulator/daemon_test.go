@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,5 +128,80 @@ func TestVersionKeeper(t *testing.T) {
 	}
 	if u := saved.Updates[0]; u.Status != eksapi.UpdateFailed || len(u.Errors) != 1 || !strings.Contains(u.Errors[0].ErrorMessage, "kwokctl start failed") {
 		t.Errorf("the update: %+v, want Failed with the error", u)
+	}
+}
+
+// TestRunDaemonEarlyReturnClosesListeners makes RunDaemon fail after it has
+// opened its two ports (the webhook certificate cannot be saved): both ports
+// must be free again once it returns.
+func TestRunDaemonEarlyReturnClosesListeners(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: t}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	// A directory where the certificate goes: it cannot be read or written.
+	if err := os.MkdirAll(filepath.Join(state, "webhook.crt"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	eksAddr, hookAddr := freeAddr(t), freeAddr(t)
+	err := RunDaemon(t.Context(), DaemonOptions{
+		Config: clusterconfig.Default(), StateDir: state, Kubeconfig: kubeconfig,
+		EKSAddr: eksAddr, WebhookAddr: hookAddr,
+	})
+	if err == nil || !strings.Contains(err.Error(), "webhook certificate") {
+		t.Fatalf("RunDaemon = %v, want an error saving the webhook certificate", err)
+	}
+	for _, addr := range []string{eksAddr, hookAddr} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Errorf("%s is still held after RunDaemon returned: %v", addr, err)
+			continue
+		}
+		_ = ln.Close()
+	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+func TestDaemonExit(t *testing.T) {
+	failed := errors.New("the scheduler failed")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error
+	}{
+		{"told to stop", cancelled, context.Canceled, nil},
+		{"told to stop while a loop failed", cancelled, failed, nil},
+		{"a server closed", context.Background(), http.ErrServerClosed, nil},
+		{"a loop failed", context.Background(), failed, failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := daemonExit(tc.ctx, tc.err); !errors.Is(got, tc.want) || (tc.want == nil && got != nil) {
+				t.Errorf("daemonExit = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
