@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -207,7 +209,9 @@ func Parse(data []byte) (*Settings, error) {
 		}
 		s.Disabled[r.ID] = true
 	}
-	for k, v := range f.Severity {
+	// In key order, so that the joined error reads the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(f.Severity)) {
+		v := f.Severity[k]
 		r, ok := reg.Lookup(k)
 		if !ok {
 			errs = append(errs, fmt.Errorf("severity: unknown rule %q", k))

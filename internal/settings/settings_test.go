@@ -108,6 +108,29 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParseErrorsInOrder gives several wrong severities: the joined error
+// names them in key order, the same on every run (a map's order is not).
+func TestParseErrorsInOrder(t *testing.T) {
+	data := []byte("severity: {FG030: a, FG031: b, FG032: c, FG040: d, FG041: e, nope: info}\n")
+	want := strings.Join([]string{
+		`severity.FG030: unknown severity "a" (want blocker, warning or info)`,
+		`severity.FG031: unknown severity "b" (want blocker, warning or info)`,
+		`severity.FG032: unknown severity "c" (want blocker, warning or info)`,
+		`severity.FG040: unknown severity "d" (want blocker, warning or info)`,
+		`severity.FG041: unknown severity "e" (want blocker, warning or info)`,
+		`severity: unknown rule "nope"`,
+	}, "\n")
+	for range 20 {
+		_, err := Parse(data)
+		if err == nil {
+			t.Fatal("Parse gave no error")
+		}
+		if diff := cmp.Diff(want, err.Error()); diff != "" {
+			t.Fatalf("Parse's error (-want +got):\n%s", diff)
+		}
+	}
+}
+
 func TestIgnoredRelativeToFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
