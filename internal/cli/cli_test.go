@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
-
 	"github.com/fargatekit/fargatekit/internal/cli/versioncmd"
+	"github.com/fargatekit/fargatekit/pkg/deprecation"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -138,6 +138,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"bad output", cleanPod, []string{"check", "-o", "xml", "-"}, 2, `--output: unknown output format "xml"`},
 		{"bad fail-on", cleanPod, []string{"check", "--fail-on", "high", "-"}, 2, "--fail-on"},
 		{"bad target version", cleanPod, []string{"check", "--target-version", "one", "-"}, 2, "--target-version"},
+		{"target beyond the calendar", cleanPod, []string{"check", "--target-version", "1.99", "-"}, 0, "removals-known-through=" + deprecation.NewestRemoval()},
 		{"bad region", cleanPod, []string{"check", "--region", "mars-1", "-"}, 2, "no Fargate price"},
 		{"missing settings file", cleanPod, []string{"check", "--settings", "nope.yaml", "-"}, 2, "reading settings"},
 		{"unknown flag", cleanPod, []string{"check", "--nope", "-"}, 2, "unknown flag"},

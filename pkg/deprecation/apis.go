@@ -120,6 +120,18 @@ func All() []API {
 	return slices.Clone(data().all)
 }
 
+// NewestRemoval returns the newest minor version in which the data removes
+// an API, such as "1.40": removals announced after it are not known.
+func NewestRemoval() string {
+	newest := ""
+	for _, a := range data().all {
+		if a.RemovedIn != "" && (newest == "" || eks.CompareMinor(a.RemovedIn, newest) > 0) {
+			newest = a.RemovedIn
+		}
+	}
+	return newest
+}
+
 // compareAPIs orders entries as documented on All.
 func compareAPIs(a, b API) int {
 	if c := compareRemovedIn(a.RemovedIn, b.RemovedIn); c != 0 {

@@ -267,3 +267,25 @@ func TestParseAPIsUnquoted(t *testing.T) {
 		t.Errorf("deprecatedIn = %q, want 1.20", got)
 	}
 }
+
+// TestNewestRemoval holds NewestRemoval to the data: no entry is removed
+// later, and one entry is removed in it.
+func TestNewestRemoval(t *testing.T) {
+	newest := NewestRemoval()
+	if _, err := eks.ParseMinor(newest); err != nil {
+		t.Fatalf("NewestRemoval() = %q: %v", newest, err)
+	}
+	found := false
+	for _, a := range All() {
+		if a.RemovedIn == "" {
+			continue
+		}
+		if eks.CompareMinor(a.RemovedIn, newest) > 0 {
+			t.Errorf("%s %s is removed in %s, after NewestRemoval() %s", a.GroupVersion, a.Kind, a.RemovedIn, newest)
+		}
+		found = found || a.RemovedIn == newest
+	}
+	if !found {
+		t.Errorf("no entry is removed in NewestRemoval() %s", newest)
+	}
+}

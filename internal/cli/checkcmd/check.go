@@ -22,6 +22,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/internal/spool"
+	"github.com/fargatekit/fargatekit/pkg/deprecation"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
@@ -112,8 +113,9 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 			return fmt.Errorf("--target-version: %w", err)
 		}
 		if _, known := eks.Lookup(target); !known {
-			slog.Warn("the target version is not in fargatekit's EKS calendar: API removals after its data (Kubernetes 1.36) are not known",
-				"target", target, "calendar", eks.Versions()[0].Minor+"–"+eks.Versions()[len(eks.Versions())-1].Minor)
+			slog.Warn("the target version is not in fargatekit's EKS calendar: API removals after its data are not known",
+				"target", target, "calendar", eks.Versions()[0].Minor+"–"+eks.Versions()[len(eks.Versions())-1].Minor,
+				"removals-known-through", deprecation.NewestRemoval())
 		}
 	}
 	price, err := fargate.PriceIn(f.region)
