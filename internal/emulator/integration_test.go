@@ -195,6 +195,21 @@ func eventually(t testing.TB, timeout time.Duration, what string, check func() e
 	t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
 }
 
+// consistently polls check for d and fails the test as soon as it returns an
+// error: the way to say that something must not happen. It ends at once on
+// the first failure, and a check that never fails costs d.
+func consistently(t testing.TB, d time.Duration, what string, check func() error) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(200 * time.Millisecond) {
+		if err := check(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
 var ctx = context.Background()
 
 func (c *cluster) namespace(name string) {
@@ -390,12 +405,15 @@ func TestIntegrationProfileMergeIncident(t *testing.T) {
 	c := start(t, "incident")
 	c.deployIncident()
 	c.mergeDeletingFirst()
-	time.Sleep(3 * time.Second) // the new profile is ACTIVE, and still nothing moves
-	for _, ns := range incidentNamespaces {
-		if err := c.all(ns, ns, 2, "ec2"); err != nil {
-			t.Errorf("after the merged profile is ACTIVE: %v", err)
+	// The new profile is ACTIVE, and still nothing moves.
+	consistently(t, 3*time.Second, "after the merged profile is ACTIVE", func() error {
+		for _, ns := range incidentNamespaces {
+			if err := c.all(ns, ns, 2, "ec2"); err != nil {
+				return err
+			}
 		}
-	}
+		return nil
+	})
 	// kubectl rollout restart brings them back.
 	for _, ns := range incidentNamespaces {
 		c.restart(ns, ns)

@@ -573,7 +573,18 @@ func TestIntegrationImagePull(t *testing.T) {
 		}
 	}
 	// KWOK does not run them later, and kubectl shows them as on AWS.
-	time.Sleep(3 * time.Second)
+	consistently(t, 3*time.Second, "pods that cannot pull their image", func() error {
+		pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app in (web-c, api)"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				return fmt.Errorf("%s runs", p.Name)
+			}
+		}
+		return nil
+	})
 	out, err := exec.Command(filepath.Join(c.binDir, "kubectl"), "--kubeconfig", filepath.Join(c.state, "kubeconfig"),
 		"get", "pods", "-n", "apps", "-l", "app in (web-c, api)", "--no-headers").CombinedOutput()
 	if err != nil || strings.Count(string(out), "ImagePullBackOff") != 2 || strings.Contains(string(out), "Running") {

@@ -26,7 +26,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	cfg := clusterconfig.Default()
 	cfg.Timings.ProfileCreate.Duration = 500 * time.Millisecond
 	cfg.Timings.ProfileDelete.Duration = 500 * time.Millisecond
-	run := awsCLI(t, cfg, &fakeCluster{})
+	run, _ := awsCLI(t, cfg, &fakeCluster{})
 	type profile struct {
 		FargateProfile struct {
 			FargateProfileName string           `json:"fargateProfileName"`
@@ -91,7 +91,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 // awsCLI serves the API of cfg's cluster, on the real clock, over a real
 // loopback listener (Server.Serve) and returns a function that runs the AWS
 // CLI (v1 or v2) against it.
-func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) func(args ...string) (string, string, error) {
+func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) (func(args ...string) (string, string, error), *eksapi.Store) {
 	t.Helper()
 	store, err := eksapi.NewStore(cfg, t.TempDir(), eksapi.WithClock(clock.RealClock{}), eksapi.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -110,7 +110,19 @@ func awsCLI(t *testing.T, cfg *clusterconfig.Config, fc *fakeCluster) func(args 
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return awscli.Runner(t, "http://"+ln.Addr().String())
+	return awscli.Runner(t, "http://"+ln.Addr().String()), store
+}
+
+// waitFor polls the store until done holds, ten seconds at most: the CLI's
+// waiters sleep 30 s between polls, so a test calls them once the state they
+// wait for is reached.
+func waitFor(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
 }
 
 // TestIntegrationAWSCLIUpgrade updates the control plane and a node group
@@ -126,7 +138,7 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 	// A client requested an API that 1.35 removes: its insight is in ERROR.
 	fc := &fakeCluster{insights: eksapi.InsightFacts{Deprecated: []eksapi.DeprecatedRequest{
 		{Group: "storage.k8s.io", Version: "v1alpha1", Resource: "volumeattributesclasses", RemovedRelease: "1.35"}}}}
-	run := awsCLI(t, cfg, fc)
+	run, store := awsCLI(t, cfg, fc)
 	must := func(args ...string) map[string]any {
 		t.Helper()
 		out, stderr, err := run(args...)
@@ -163,7 +175,7 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 	if st := field(up, "update", "status"); st != "InProgress" || id == "" {
 		t.Fatalf("update-cluster-version: %v", up)
 	}
-	time.Sleep(400 * time.Millisecond) // the CLI's waiter sleeps 30 s between polls
+	waitFor(t, "the cluster ACTIVE after its update", func() bool { return store.Cluster().Status == eksapi.ClusterActive })
 	must("eks", "wait", "cluster-active", "--name", cluster)
 	if v := field(must("eks", "describe-cluster", "--name", cluster), "cluster", "version"); v != "1.35" {
 		t.Errorf("describe-cluster after the update: version %v", v)
@@ -182,7 +194,14 @@ func TestIntegrationAWSCLIUpgrade(t *testing.T) {
 	must("eks", "create-nodegroup", "--cluster-name", cluster, "--nodegroup-name", "workers", "--kubernetes-version", "1.34",
 		"--node-role", "arn:aws:iam::111122223333:role/node", "--subnets", "subnet-private1", "subnet-private2",
 		"--scaling-config", "minSize=1,maxSize=3,desiredSize=2", "--instance-types", "m6i.large")
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, "the node group ACTIVE", func() bool {
+		for _, ng := range store.Nodegroups() {
+			if ng.Name == "workers" {
+				return ng.Status == eksapi.NodegroupActive
+			}
+		}
+		return false
+	})
 	must("eks", "wait", "nodegroup-active", "--cluster-name", cluster, "--nodegroup-name", "workers")
 	_, stderr, err = run("eks", "update-nodegroup-version", "--cluster-name", cluster, "--nodegroup-name", "workers", "--release-version", "1.35.0-20250101")
 	if want := "Requested Nodegroup release version 1.35.0-20250101 is invalid. Allowed release version is " + clusterconfig.LatestRelease("1.35"); err == nil || !strings.Contains(stderr, want) {

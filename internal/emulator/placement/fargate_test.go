@@ -326,10 +326,13 @@ func TestBindOnceReady(t *testing.T) {
 	if err != nil || len(nodes.Items) != 2 {
 		t.Fatalf("%d nodes (%v), want one per pod", len(nodes.Items), err)
 	}
-	time.Sleep(200 * time.Millisecond) // time enough to bind, were it not waiting
-	for _, key := range keys {
-		if p, _ := client.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); p.Spec.NodeName != "" {
-			t.Fatalf("%s bound to %s before its node is Ready", key.Name, p.Spec.NodeName)
+	// Time enough to bind, were it not waiting: the check fails as soon as a
+	// pod is bound.
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, key := range keys {
+			if p, _ := client.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); p.Spec.NodeName != "" {
+				t.Fatalf("%s bound to %s before its node is Ready", key.Name, p.Spec.NodeName)
+			}
 		}
 	}
 	for _, n := range nodes.Items {
