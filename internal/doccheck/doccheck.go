@@ -66,10 +66,10 @@ var (
 )
 
 // Documents are the documents whose shell blocks are checked: README.md,
-// docs/*.md and every README under examples/.
+// CONTRIBUTING.md, docs/*.md and every README under examples/.
 func Documents(root string) ([]string, error) {
 	var out []string
-	for _, pattern := range []string{"README.md", "docs/*.md"} {
+	for _, pattern := range []string{"README.md", "CONTRIBUTING.md", "docs/*.md"} {
 		m, err := filepath.Glob(filepath.Join(root, pattern))
 		if err != nil {
 			return nil, err
