@@ -218,14 +218,14 @@ func newInstall(s streams.Streams) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("finding the fargatekit binary: %w", err)
 			}
-			in := spread.EmulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
+			in := emulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
 			in.DryRun, in.EvictionInterval = dryRun, evictionInterval
 			if in.Method, err = spreadpkg.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
 			}
-			inst, err := spread.InstallEmulator(cmd.Context(), client, in)
+			inst, err := installEmulator(cmd.Context(), client, in)
 			if err != nil {
 				return err
 			}
@@ -260,7 +260,7 @@ func newUninstall(s streams.Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			found, err := spread.UninstallEmulator(cmd.Context(), filepath.Join(dir, "kubeconfig"), dir)
+			found, err := uninstallEmulator(filepath.Join(dir, "kubeconfig"), dir)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,87 @@
+package spreadcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/fargatekit/fargatekit/internal/emulator"
+	"github.com/fargatekit/fargatekit/internal/spread"
+	spreadpkg "github.com/fargatekit/fargatekit/pkg/spread"
+)
+
+// spreadChart is spread's chart as the emulator runs it. It lives here,
+// not in internal/spread, so the package that runs in clusters does not
+// link the emulator.
+var spreadChart = emulator.HostChart{
+	Component: emulator.ComponentSpread,
+	Namespace: spread.ReleaseNamespace, Release: spread.ReleaseName, Deployment: spread.ReleaseName,
+	Command:       []string{"spread", "serve"},
+	LoopbackFlags: []string{"--listen", "--metrics-listen"},
+	Install:       spread.InstallChart,
+	Uninstall:     spread.UninstallChart,
+}
+
+// emulatorInstall is what `spread install --emulator` needs of the
+// running emulator.
+type emulatorInstall struct {
+	// StateDir is the emulator's; spread keeps its log and kubeconfig in
+	// StateDir/spread, and `emulator down` stops it with the rest.
+	StateDir string
+	// Kubeconfig (the admin's), AWSEndpoint, Region and ClusterName reach
+	// the emulator.
+	Kubeconfig, AWSEndpoint, Region, ClusterName string
+	// Self is the fargatekit binary that stands in for the chart's pods.
+	Self string
+	// Method, DryRun and EvictionInterval are the chart's values.
+	Method           spreadpkg.Method
+	DryRun           bool
+	EvictionInterval time.Duration
+}
+
+// installed says where spread serves.
+type installed struct {
+	PID                    int
+	Release                string // namespace/name of the Helm release
+	WebhookURL, MetricsURL string
+	Log                    string
+}
+
+// installEmulator installs spread's chart into the emulator with the
+// values that point it at the emulator, and runs its pod on the host.
+func installEmulator(ctx context.Context, client kubernetes.Interface, in emulatorInstall) (*installed, error) {
+	ports, err := emulator.FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	webhookPort, metricsPort := ports[0], ports[1]
+	values := map[string]any{
+		"clusterName": in.ClusterName, "region": in.Region, "env": emulator.AWSEnv(in.AWSEndpoint), "method": string(in.Method),
+		"webhook":    map[string]any{"port": webhookPort},
+		"metrics":    map[string]any{"port": metricsPort},
+		"rebalancer": map[string]any{"dryRun": in.DryRun, "evictionInterval": in.EvictionInterval.String()},
+	}
+	host, err := emulator.InstallHostChart(ctx, client, spreadChart, emulator.HostInstall{
+		StateDir: in.StateDir, Kubeconfig: in.Kubeconfig, Self: in.Self, Values: values,
+		ReadyURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", metricsPort),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &installed{
+		PID:        host.PID,
+		Release:    spread.ReleaseNamespace + "/" + spread.ReleaseName,
+		WebhookURL: fmt.Sprintf("https://%s.%s.svc:443%s", spread.ReleaseName, spread.ReleaseNamespace, spread.WebhookPath),
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		Log:        host.Log,
+	}, nil
+}
+
+// uninstallEmulator uninstalls spread's chart from the emulator and stops
+// the process standing in for its pods. It returns whether anything was
+// there.
+func uninstallEmulator(kubeconfig, stateDir string) (bool, error) {
+	return emulator.UninstallHostChart(kubeconfig, stateDir, spreadChart)
+}
