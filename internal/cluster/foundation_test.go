@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/cluster"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"
 	"github.com/fargatekit/fargatekit/internal/profiles"

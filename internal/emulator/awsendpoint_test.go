@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	smithy "github.com/aws/smithy-go"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"

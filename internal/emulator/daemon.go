@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/util/cert"
 
 	"github.com/fargatekit/fargatekit/internal/admission"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/egress"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/settings"

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 )
 
 // RecordFile is the file of a state directory that records the emulator

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/settings"
 )
 

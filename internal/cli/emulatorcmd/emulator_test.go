@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 )
 
 // TestEnvLines: `emulator env` points the EKS, EC2 and IAM endpoints of the

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 )
 
 // The VPC's network, derived from the configuration as

@@ -30,8 +30,8 @@ import (
 
 	"github.com/google/renameio/v2/maybe"
 
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ipam"
 )
 

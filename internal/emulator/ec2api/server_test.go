@@ -20,8 +20,8 @@ import (
 	smithy "github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/ec2api"
 )
 

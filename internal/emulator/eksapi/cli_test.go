@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
 
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 

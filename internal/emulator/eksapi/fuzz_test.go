@@ -11,7 +11,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 

@@ -17,7 +17,7 @@ import (
 	smithy "github.com/aws/smithy-go"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/eksapi"
 	"github.com/fargatekit/fargatekit/internal/emulator/iamapi"
 	"github.com/fargatekit/fargatekit/pkg/foundation"

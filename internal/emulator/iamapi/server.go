@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 	"github.com/fargatekit/fargatekit/internal/emulator/awsquery"
-	"github.com/fargatekit/fargatekit/internal/emulator/clusterconfig"
 )
 
 // APIVersion is the IAM API version of the requests and of the responses'

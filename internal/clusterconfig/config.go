@@ -1,5 +1,8 @@
-// Package clusterconfig is the emulator's cluster configuration: a YAML file close
-// to eksctl's ClusterConfig, with defaults that work without any file.
+// Package clusterconfig reads a cluster configuration: a YAML file close to
+// eksctl's ClusterConfig, with defaults that work without any file. The
+// emulator builds its cluster from it, and check and plan read its Fargate
+// profiles through internal/profiles, so it sits with the other inputs
+// rather than under the emulator.
 package clusterconfig
 
 import (
