@@ -2,7 +2,7 @@
 # Runs the benchmarks quoted in docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GOMAXPROCS=1 go test -run '^$' -bench . -benchmem -count "${COUNT:-5}" ./internal/cli/checkcmd/ ./internal/manifest/ ./pkg/fargate/ ./internal/spread/
+GOMAXPROCS=1 go test -run '^$' -bench . -benchmem -count "${COUNT:-5}" ./internal/cli/checkcmd/ ./internal/manifest/ ./pkg/fargate/ ./internal/spreadserver/
 # scan on an emulated cluster of 5,020 pods, 1,000 Fargate pods at once, and
 # spread's admissions need the control plane: with FARGATEKIT_CONTROLPLANE set
 # (hack/build-controlplane.sh -q), they run too.

@@ -8,20 +8,20 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fargatekit/fargatekit/internal/emulator"
-	"github.com/fargatekit/fargatekit/internal/spread"
-	spreadpkg "github.com/fargatekit/fargatekit/pkg/spread"
+	"github.com/fargatekit/fargatekit/internal/spreadserver"
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // spreadChart is spread's chart as the emulator runs it. It lives here,
-// not in internal/spread, so the package that runs in clusters does not
+// not in internal/spreadserver, so the package that runs in clusters does not
 // link the emulator.
 var spreadChart = emulator.HostChart{
 	Component: emulator.ComponentSpread,
-	Namespace: spread.ReleaseNamespace, Release: spread.ReleaseName, Deployment: spread.ReleaseName,
+	Namespace: spreadserver.ReleaseNamespace, Release: spreadserver.ReleaseName, Deployment: spreadserver.ReleaseName,
 	Command:       []string{"spread", "serve"},
 	LoopbackFlags: []string{"--listen", "--metrics-listen"},
-	Install:       spread.InstallChart,
-	Uninstall:     spread.UninstallChart,
+	Install:       spreadserver.InstallChart,
+	Uninstall:     spreadserver.UninstallChart,
 }
 
 // emulatorInstall is what `spread install --emulator` needs of the
@@ -36,7 +36,7 @@ type emulatorInstall struct {
 	// Self is the fargatekit binary that stands in for the chart's pods.
 	Self string
 	// Method, DryRun and EvictionInterval are the chart's values.
-	Method           spreadpkg.Method
+	Method           spread.Method
 	DryRun           bool
 	EvictionInterval time.Duration
 }
@@ -72,8 +72,8 @@ func installEmulator(ctx context.Context, client kubernetes.Interface, in emulat
 	}
 	return &installed{
 		PID:        host.PID,
-		Release:    spread.ReleaseNamespace + "/" + spread.ReleaseName,
-		WebhookURL: fmt.Sprintf("https://%s.%s.svc:443%s", spread.ReleaseName, spread.ReleaseNamespace, spread.WebhookPath),
+		Release:    spreadserver.ReleaseNamespace + "/" + spreadserver.ReleaseName,
+		WebhookURL: fmt.Sprintf("https://%s.%s.svc:443%s", spreadserver.ReleaseName, spreadserver.ReleaseNamespace, spreadserver.WebhookPath),
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
 		Log:        host.Log,
 	}, nil

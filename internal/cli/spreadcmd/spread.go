@@ -21,9 +21,9 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/profiles"
-	"github.com/fargatekit/fargatekit/internal/spread"
+	"github.com/fargatekit/fargatekit/internal/spreadserver"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	spreadpkg "github.com/fargatekit/fargatekit/pkg/spread"
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // NewCommand returns the spread command.
@@ -55,7 +55,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 func newServe() *cobra.Command {
 	var t cluster.Target
 	var zonesFile, secret, service, webhookConfiguration, method string
-	o := spread.Options{}
+	o := spreadserver.Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run spread's webhook (TLS), rebalancer and metrics in the foreground",
@@ -94,14 +94,14 @@ func newServe() *cobra.Command {
 				return fmt.Errorf("--refresh %s: want a positive duration, how often the profiles and the certificate are read again", o.Refresh)
 			}
 			var err error
-			if o.Method, err = spreadpkg.ParseMethod(method); err != nil {
+			if o.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
 			}
-			if zonesFile != "" && o.Method != spreadpkg.ByProfile {
+			if zonesFile != "" && o.Method != spread.ByProfile {
 				return errors.New("--zones gives the AZs of per-AZ profiles: it goes with --method profile")
 			}
 			if zonesFile != "" {
-				if o.AZs, err = spread.ReadZones(zonesFile); err != nil {
+				if o.AZs, err = spreadserver.ReadZones(zonesFile); err != nil {
 					return err
 				}
 			}
@@ -114,7 +114,7 @@ func newServe() *cobra.Command {
 				return fmt.Errorf("connecting to %s: %w", kube.Config.Host, err)
 			}
 			if secret != "" {
-				o.Certificates = &spread.Certificates{Client: o.Client, Namespace: o.Namespace, Secret: secret,
+				o.Certificates = &spreadserver.Certificates{Client: o.Client, Namespace: o.Namespace, Secret: secret,
 					Service: service, WebhookConfiguration: webhookConfiguration}
 			}
 			if o.AWS, err = cluster.NewEKS(cmd.Context(), t, kube); err != nil {
@@ -122,7 +122,7 @@ func newServe() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return spread.Serve(ctx, o)
+			return spreadserver.Serve(ctx, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -132,12 +132,12 @@ func newServe() *cobra.Command {
 	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION)")
 	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
 	fl.StringVar(&t.EC2Endpoint, "ec2-endpoint", "", "EC2 API endpoint (default: AWS_ENDPOINT_URL_EC2, else AWS's)")
-	fl.StringVar(&method, "method", string(spreadpkg.ByProfile), "how a pod is sent to its AZ: profile (the label of a per-AZ profile) or node-selector (a topology.kubernetes.io/zone node selector on a multi-subnet profile; unconfirmed on AWS)")
+	fl.StringVar(&method, "method", string(spread.ByProfile), "how a pod is sent to its AZ: profile (the label of a per-AZ profile) or node-selector (a topology.kubernetes.io/zone node selector on a multi-subnet profile; unconfirmed on AWS)")
 	fl.StringVar(&zonesFile, "zones", "", "file giving each per-AZ profile's AZ (profiles: {NAME: AZ}) instead of EC2")
 	fl.StringVar(&o.WebhookAddr, "listen", ":8443", "address of the webhook (TLS)")
 	fl.StringVar(&secret, "certificate-secret", "", "Secret in --namespace that keeps the serving certificate, made when missing")
 	fl.StringVar(&service, "service", "", "the webhook's Service in --namespace, whose names the certificate is for")
-	fl.StringVar(&webhookConfiguration, "webhook-configuration", spread.WebhookConfigurationName, "MutatingWebhookConfiguration whose caBundle gets the CA of --certificate-secret")
+	fl.StringVar(&webhookConfiguration, "webhook-configuration", spreadserver.WebhookConfigurationName, "MutatingWebhookConfiguration whose caBundle gets the CA of --certificate-secret")
 	fl.StringVar(&o.CertFile, "tls-cert-file", "", "the webhook's serving certificate (PEM)")
 	fl.StringVar(&o.KeyFile, "tls-key-file", "", "the webhook's private key (PEM)")
 	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
@@ -222,7 +222,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
 			in.DryRun, in.EvictionInterval = dryRun, evictionInterval
-			if in.Method, err = spreadpkg.ParseMethod(method); err != nil {
+			if in.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
 			}
 			inst, err := installEmulator(cmd.Context(), client, in)
@@ -230,7 +230,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(s.Out, "Helm release %s installed; its pod runs on this host (pid %d)\n", inst.Release, inst.PID)
-			fmt.Fprintf(s.Out, "spread serves the webhook %s at %s\n", spread.WebhookConfigurationName, inst.WebhookURL)
+			fmt.Fprintf(s.Out, "spread serves the webhook %s at %s\n", spreadserver.WebhookConfigurationName, inst.WebhookURL)
 			fmt.Fprintf(s.Out, "metrics: %s\nlog: %s\n", inst.MetricsURL, inst.Log)
 			fmt.Fprintf(s.Out, "opt pods in: kubectl label namespace NAME %s=true\n", "spread.fargatekit.io/enabled")
 			return nil
@@ -239,7 +239,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "install for the emulator (required)")
 	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "the rebalancer evicts nothing, only says what it would evict")
-	cmd.Flags().StringVar(&method, "method", string(spreadpkg.ByProfile), "the chart's method: profile or node-selector (which the emulator honours only with the setting honourZoneSelector)")
+	cmd.Flags().StringVar(&method, "method", string(spread.ByProfile), "the chart's method: profile or node-selector (which the emulator honours only with the setting honourZoneSelector)")
 	cmd.Flags().DurationVar(&evictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
 	return cmd
 }
@@ -308,7 +308,7 @@ func newProfiles(s streams.Streams) *cobra.Command {
 			var add []fargate.Profile
 			var errs []error
 			for _, p := range set.Profiles {
-				split, err := spreadpkg.Split(p, set.PrivateSubnets, set.SubnetAZ)
+				split, err := spread.Split(p, set.PrivateSubnets, set.SubnetAZ)
 				errs = append(errs, err)
 				for _, q := range split {
 					if !slices.ContainsFunc(set.Profiles, func(e fargate.Profile) bool { return e.Name == q.Name }) {
@@ -333,11 +333,11 @@ func newProfiles(s streams.Streams) *cobra.Command {
 			}
 			switch format {
 			case "terraform":
-				return spread.WriteTerraform(s.Out, set.Cluster, add)
+				return spreadserver.WriteTerraform(s.Out, set.Cluster, add)
 			case "aws-cli":
-				return spread.WriteAWSCLI(s.Out, set.Cluster, add)
+				return spreadserver.WriteAWSCLI(s.Out, set.Cluster, add)
 			}
-			return spread.WriteEksctl(s.Out, add)
+			return spreadserver.WriteEksctl(s.Out, add)
 		},
 	}
 	fl := cmd.Flags()

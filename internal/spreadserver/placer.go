@@ -1,11 +1,11 @@
-// Package spread runs `fargatekit spread serve`: a mutating admission
+// Package spreadserver runs `fargatekit spread serve`: a mutating admission
 // webhook that sends each opted-in Fargate pod to the AZ where its
 // workload has the fewest pods (through the per-AZ profile the label
 // eks.amazonaws.com/fargate-profile names), a rebalancer that evicts pods
 // from the fullest AZ of a workload that is skewed anyway, and their
 // Prometheus metrics. The decisions are pkg/spread's; this package reads
 // the cluster and acts.
-package spread
+package spreadserver
 
 import (
 	"fmt"
