@@ -14,7 +14,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/rules/clustersetup"
 	"github.com/fargatekit/fargatekit/pkg/rules/compat"
 	"github.com/fargatekit/fargatekit/pkg/rules/cost"
-	"github.com/fargatekit/fargatekit/pkg/rules/deprecation"
+	"github.com/fargatekit/fargatekit/pkg/rules/apiversions"
 )
 
 // Rules returns every built-in rule, in documentation order.
@@ -63,8 +63,8 @@ func Rules() []*rules.Rule {
 		clustersetup.KubeSystemCapacity,
 		clustersetup.NoCapacity,
 		clustersetup.ImageOutsideECR,
-		deprecation.RemovedAPI,
-		deprecation.DeprecatedAPI,
+		apiversions.RemovedAPI,
+		apiversions.DeprecatedAPI,
 	}
 }
 

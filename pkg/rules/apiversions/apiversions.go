@@ -1,4 +1,4 @@
-package deprecation
+package apiversions
 
 import (
 	"fmt"
