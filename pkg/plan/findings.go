@@ -2,11 +2,13 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/compat"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -150,6 +152,45 @@ func Findings(in Input, r Result, source string) []rules.Finding {
 	for _, c := range r.Unknown {
 		add(UnknownAfterApply, profileRef(nameOf(c.After)), object.Source{File: source},
 			"the selectors of %s are known only after apply: the profile is left out of the analysis", c.Address)
+	}
+	return out
+}
+
+// QuotaFindings returns the findings of compat.ProfileQuota for the change:
+// the profiles beyond EKS's quotas after it, and the profiles that exist at
+// once during the safe sequence, which creates the new ones (and the bridges)
+// before it deletes.
+func QuotaFindings(in Input, r Result, l fargate.Limits) []rules.Finding {
+	after := slices.Clone(in.Unchanged)
+	var peak []fargate.Profile
+	for _, c := range in.Changes {
+		if c.After != nil {
+			after = append(after, *c.After)
+		}
+		if c.Before != nil {
+			peak = append(peak, *c.Before)
+		}
+	}
+	out := compat.QuotaFindings(after, l, "")
+	peak = append(peak, in.Unchanged...)
+	for _, c := range r.Safe.Create {
+		peak = append(peak, *c.After)
+	}
+	for _, b := range r.Safe.Bridges {
+		bridge := b.Old
+		bridge.Name = b.BridgeName()
+		peak = append(peak, bridge)
+	}
+	created := len(r.Safe.Create) + len(r.Safe.Bridges)
+	if created > 0 && len(fargate.ValidateCluster(after, l)) == 0 { // the created ones are last: the findings name one
+		for _, f := range compat.QuotaFindings(peak, l, " during the safe sequence, which creates before it deletes") {
+			if f.Path == "fargateProfiles" {
+				out = append(out, f)
+			}
+		}
+	}
+	for i := range out {
+		out[i].Rule, out[i].Severity = compat.ProfileQuota, compat.ProfileQuota.Severity
 	}
 	return out
 }

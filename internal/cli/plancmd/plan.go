@@ -136,7 +136,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 		fmt.Fprintf(s.ErrOut, "%s: no Fargate profile is created, deleted or replaced: nothing to analyse\n", ch.source)
 	}
 	res := plan.Analyze(in)
-	rep.Findings = set.Apply(append(plan.Findings(in, res, ch.source), quotaFindings(in, res, set.Fargate.Limits)...))
+	rep.Findings = set.Apply(append(plan.Findings(in, res, ch.source), plan.QuotaFindings(in, res, set.Fargate.Limits)...))
 	rep.Plan = &report.Plan{Source: ch.source, Result: res, Sequence: sequence(ch, res)}
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
@@ -230,44 +230,6 @@ func loadWorkloads(s streams.Streams, f *flagpole, set *settings.Settings, paths
 
 // planRules are the rules whose findings plan reports.
 var planRules = append(slices.Clone(plan.Rules), compat.ProfileQuota)
-
-// quotaFindings reports the profiles beyond EKS's quotas after the change,
-// and the profiles that would exist at once during the safe sequence, which
-// creates the new ones (and the bridges) before it deletes.
-func quotaFindings(in plan.Input, r plan.Result, l fargate.Limits) []rules.Finding {
-	after := slices.Clone(in.Unchanged)
-	var peak []fargate.Profile
-	for _, c := range in.Changes {
-		if c.After != nil {
-			after = append(after, *c.After)
-		}
-		if c.Before != nil {
-			peak = append(peak, *c.Before)
-		}
-	}
-	out := compat.QuotaFindings(after, l, "")
-	peak = append(peak, in.Unchanged...)
-	for _, c := range r.Safe.Create {
-		peak = append(peak, *c.After)
-	}
-	for _, b := range r.Safe.Bridges {
-		bridge := b.Old
-		bridge.Name = b.BridgeName()
-		peak = append(peak, bridge)
-	}
-	created := len(r.Safe.Create) + len(r.Safe.Bridges)
-	if created > 0 && len(fargate.ValidateCluster(after, l)) == 0 { // the created ones are last: the findings name one
-		for _, f := range compat.QuotaFindings(peak, l, " during the safe sequence, which creates before it deletes") {
-			if f.Path == "fargateProfiles" {
-				out = append(out, f)
-			}
-		}
-	}
-	for i := range out {
-		out[i].Rule, out[i].Severity = compat.ProfileQuota, compat.ProfileQuota.Severity
-	}
-	return out
-}
 
 // sequence writes the safe sequence as commands and comments, for the tool
 // that makes the change.
