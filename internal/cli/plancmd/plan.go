@@ -5,7 +5,6 @@ package plancmd
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -24,7 +23,6 @@ import (
 	"github.com/fargatekit/fargatekit/internal/settings"
 	"github.com/fargatekit/fargatekit/pkg/eks"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/compat"
@@ -96,10 +94,8 @@ type change struct {
 	changes    []plan.Change
 	unchanged  []fargate.Profile
 	nodeGroups bool
-	cluster    string
-	terraform  bool
-	// newConfig is the file of the new profiles, for eksctl.
-	newConfig string
+	// tool makes the change; the safe sequence is written in its commands.
+	tool plan.Tool
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
@@ -120,7 +116,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	default:
 		return fmt.Errorf("--node-groups must be yes, no or auto, not %q", f.nodeGroups)
 	}
-	ch.cluster = cmp.Or(f.cluster, ch.cluster, "CLUSTER")
+	ch.tool.Cluster = cmp.Or(f.cluster, ch.tool.Cluster, "CLUSTER")
 	if f.durations.Create <= 0 || f.durations.Delete <= 0 {
 		return fmt.Errorf("--create-duration and --delete-duration must be positive")
 	}
@@ -137,7 +133,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 	}
 	res := plan.Analyze(in)
 	rep.Findings = set.Apply(append(plan.Findings(in, res, ch.source), plan.QuotaFindings(in, res, set.Fargate.Limits)...))
-	rep.Plan = &report.Plan{Source: ch.source, Result: res, Sequence: sequence(ch, res)}
+	rep.Plan = &report.Plan{Source: ch.source, Result: res, Sequence: plan.Commands(res, ch.tool)}
 	if err := out.Write(s.Out, rep, out.Options); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
@@ -168,8 +164,8 @@ func readChange(f *flagpole) (*change, error) {
 			return nil, fmt.Errorf("%s changes the Fargate profiles of several clusters (%s): choose one with --cluster, since each cluster runs its own profile operations",
 				f.terraform, strings.Join(slices.Sorted(maps.Keys(clusters)), ", "))
 		}
-		ch := &change{source: f.terraform, nodeGroups: tp.EC2Capacity(cmp.Or(f.cluster, tp.Cluster())), terraform: true}
-		ch.changes, ch.unchanged, ch.cluster = tp.PlanChanges(f.cluster)
+		ch := &change{source: f.terraform, nodeGroups: tp.EC2Capacity(cmp.Or(f.cluster, tp.Cluster())), tool: plan.Tool{Terraform: true}}
+		ch.changes, ch.unchanged, ch.tool.Cluster = tp.PlanChanges(f.cluster)
 		return ch, nil
 	case f.oldConfig != "" && f.newConfig != "":
 		before, err := readConfig(f.oldConfig)
@@ -183,9 +179,9 @@ func readChange(f *flagpole) (*change, error) {
 		ch := &change{}
 		ch.changes, ch.unchanged = plan.Diff(before.Profiles, after.Profiles)
 		ch.source = f.oldConfig + " -> " + f.newConfig
-		ch.newConfig = f.newConfig
+		ch.tool.Config = f.newConfig
 		ch.nodeGroups = after.NodeGroups > 0 || before.NodeGroups > 0
-		ch.cluster = cmp.Or(after.Cluster, before.Cluster)
+		ch.tool.Cluster = cmp.Or(after.Cluster, before.Cluster)
 		return ch, nil
 	}
 	return nil, fmt.Errorf("give the change: --terraform PLAN.json, or --old OLD --new NEW (see fargatekit plan --help)")
@@ -230,115 +226,3 @@ func loadWorkloads(s streams.Streams, f *flagpole, set *settings.Settings, paths
 
 // planRules are the rules whose findings plan reports.
 var planRules = append(slices.Clone(plan.Rules), compat.ProfileQuota)
-
-// sequence writes the safe sequence as commands and comments, for the tool
-// that makes the change.
-func sequence(ch *change, r plan.Result) []string {
-	safe := r.Safe
-	if len(safe.Create)+len(safe.Bridges)+len(safe.Delete) == 0 {
-		return nil
-	}
-	var out []string
-	add := func(lines ...string) { out = append(out, lines...) }
-	wait := func(name string) string {
-		return fmt.Sprintf("aws eks wait fargate-profile-active --cluster-name %s --fargate-profile-name %s", ch.cluster, name)
-	}
-	if len(safe.Create)+len(safe.Bridges) > 0 {
-		add("# Phase 1: create the new profiles, and remove nothing yet")
-	}
-	var waits []string
-	if ch.terraform {
-		var targets []string
-		for _, c := range safe.Create {
-			if c.Before == nil {
-				targets = append(targets, fmt.Sprintf("-target='%s'", c.Address))
-				waits = append(waits, wait(c.After.Name))
-			} else {
-				add(fmt.Sprintf("#   %s replaces %s by %s at one address, which -target cannot split: add %s as a new resource (another key or name), apply it here, and remove %s in phase 2",
-					c.Address, c.Before.Name, c.After.Name, c.After.Name, c.Before.Name))
-			}
-		}
-		if len(targets) > 0 {
-			add("terraform apply " + strings.Join(targets, " "))
-		}
-	} else if len(safe.Create) > 0 {
-		add(fmt.Sprintf("eksctl create fargateprofile -f %s   # creates the profiles of the file that do not exist yet", ch.newConfig))
-		for _, c := range safe.Create {
-			waits = append(waits, wait(c.After.Name))
-		}
-	}
-	add(waits...)
-	for _, b := range safe.Bridges {
-		add(fmt.Sprintf("# %s is deleted and created again under its name: the temporary profile %s, with its old selectors, carries its pods meanwhile",
-			b.Old.Name, b.BridgeName()))
-		if b.New.CreateBeforeDestroy {
-			add(fmt.Sprintf("#   first set create_before_destroy = false for %s: EKS refuses the new %s while the old one exists (PL006)", b.New.Address, b.Old.Name))
-		}
-		add(createCommand(ch.cluster, b.BridgeName(), b.Old), wait(b.BridgeName()))
-	}
-	if len(safe.Move) > 0 {
-		add("# Move the pods to the new profiles now, at the pace of their rollout (phase 2 would stop them all at once, ignoring PodDisruptionBudgets)")
-		for _, w := range safe.Move {
-			add(live.RestartCommand(w.NamespacedRef(), w.Labels))
-		}
-	}
-	switch {
-	case len(safe.Create)+len(safe.Bridges) == 0 && len(r.CoverageLost) > 0:
-		add("# Nothing replaces the deleted profiles: the pods they placed leave Fargate for good (PL001, PL004)")
-	case len(safe.Create)+len(safe.Bridges) == 0:
-		add("# The remaining profiles cover what the deleted ones selected; deleting a profile stops its pods at once (PodDisruptionBudgets are ignored)")
-	default:
-		add("# Phase 2: once every new profile is ACTIVE, make the rest of the change")
-	}
-	if ch.terraform {
-		add("terraform apply")
-	} else {
-		for _, c := range safe.Delete {
-			add(fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", ch.cluster, c.Before.Name))
-		}
-		for _, b := range safe.Bridges {
-			add(fmt.Sprintf("eksctl delete fargateprofile --cluster %s --name %s --wait", ch.cluster, b.Old.Name))
-		}
-		if len(safe.Bridges) > 0 {
-			add(fmt.Sprintf("eksctl create fargateprofile -f %s", ch.newConfig))
-		}
-	}
-	for _, b := range safe.Bridges {
-		add(wait(b.New.After.Name),
-			fmt.Sprintf("# %s sorts before %s, so it takes the restarted pods; then the temporary profile goes", b.New.After.Name, b.BridgeName()))
-		for _, w := range r.Workloads {
-			if w.Before.Where == plan.OnFargate && w.Before.Profile == b.Old.Name {
-				add(live.RestartCommand(w.NamespacedRef(), w.Labels))
-			}
-		}
-		add(fmt.Sprintf("aws eks delete-fargate-profile --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()),
-			fmt.Sprintf("aws eks wait fargate-profile-deleted --cluster-name %s --fargate-profile-name %s", ch.cluster, b.BridgeName()))
-	}
-	if len(safe.Restart) > 0 {
-		add("# If the change already ran as planned: recreate the pods left off Fargate, so that EKS places them again")
-		for _, w := range safe.Restart {
-			add(live.RestartCommand(w.NamespacedRef(), w.Labels))
-		}
-	}
-	return out
-}
-
-// createCommand is the AWS CLI call that creates a profile with p's
-// selectors, subnets and pod execution role.
-func createCommand(cluster, name string, p fargate.Profile) string {
-	type selector struct {
-		Namespace string            `json:"namespace"`
-		Labels    map[string]string `json:"labels,omitempty"`
-	}
-	sels := make([]selector, len(p.Selectors))
-	for i, s := range p.Selectors {
-		sels[i] = selector{s.Namespace, s.Labels}
-	}
-	js, _ := json.Marshal(sels)
-	cmd := fmt.Sprintf("aws eks create-fargate-profile --cluster-name %s --fargate-profile-name %s --pod-execution-role-arn %s --selectors '%s'",
-		cluster, name, cmp.Or(p.PodExecutionRoleARN, "<the pod execution role of "+p.Name+">"), js)
-	if len(p.Subnets) > 0 {
-		cmd += " --subnets " + strings.Join(p.Subnets, " ")
-	}
-	return cmd
-}
