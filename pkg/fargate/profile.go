@@ -264,12 +264,14 @@ func Wildcard(pattern, s string) bool {
 	pr, sr := []rune(pattern), []rune(s)
 	for i < len(sr) {
 		switch {
+		case p < len(pr) && pr[p] == '*':
+			// Before the literal case: a * of the pattern matched to a * of
+			// s as one character would not be backtracked to.
+			star, mark = p, i
+			p++
 		case p < len(pr) && (pr[p] == '?' || pr[p] == sr[i]):
 			p++
 			i++
-		case p < len(pr) && pr[p] == '*':
-			star, mark = p, i
-			p++
 		case star >= 0:
 			p = star + 1
 			mark++

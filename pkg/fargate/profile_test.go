@@ -33,7 +33,9 @@ func TestWildcard(t *testing.T) {
 		{"app.kubernetes.io/*", "app.kubernetes.io/name", true},
 		{"[a]", "a", false}, // no character classes
 		{"über-*", "über-x", true},
-		{"?", "ü", true}, // ? is one character, not one byte
+		{"?", "ü", true},  // ? is one character, not one byte
+		{"*", "*0", true}, // a * in s is an ordinary character
+		{"*a", "*ba", true},
 	} {
 		if got := Wildcard(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("Wildcard(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
