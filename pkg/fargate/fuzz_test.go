@@ -34,6 +34,7 @@ func FuzzWildcard(f *testing.F) {
 	f.Add("a*b?c", "axxbyc")
 	f.Add("*?*", "")
 	f.Add("?", "ü")
+	f.Add("*a", "*ba") // a * in s is an ordinary character
 	f.Fuzz(func(t *testing.T, pattern, s string) {
 		if len(pattern) > 64 || len(s) > 256 {
 			return
@@ -46,6 +47,76 @@ func FuzzWildcard(f *testing.F) {
 			t.Fatalf("Wildcard(%q, %q) = %v, regexp oracle says %v", pattern, s, got, want)
 		}
 	})
+}
+
+// FuzzWildcardCovers checks WildcardCovers against Wildcard: for a literal
+// s it is Wildcard(t, s), every pattern covers itself, and when t covers s,
+// t matches a string that s matches. That string is made from s with the
+// bytes of fill: each * becomes up to three characters, each ? one, drawn
+// from the characters of t and s, which are the likeliest to tell t and s
+// apart.
+func FuzzWildcardCovers(f *testing.F) {
+	f.Add("team-*", "team-?", []byte("ab"))
+	f.Add("t*-*", "team-*", []byte{3, 1, 2, 0, 9})
+	f.Add("*a", "*ba", []byte{2, 0, 1})
+	f.Add("?", "*", []byte{})
+	f.Add("*?*", "a*?b", []byte{7, 7, 7, 7})
+	f.Add("app.kubernetes.io/*", "app.kubernetes.io/?ame", []byte{5})
+	// Long inputs: backtracking makes at most len(t)*len(s) steps.
+	f.Add(strings.Repeat("*a", 100)+"*b", strings.Repeat("a", 255), []byte{1})
+	f.Fuzz(func(t *testing.T, pattern, s string, fill []byte) {
+		if len(pattern) > 256 || len(s) > 256 || len(fill) > 1024 {
+			return
+		}
+		covers := WildcardCovers(pattern, s)
+		if !strings.ContainsAny(s, "*?") {
+			if want := Wildcard(pattern, s); covers != want {
+				t.Fatalf("WildcardCovers(%q, %q) = %v, Wildcard says %v", pattern, s, covers, want)
+			}
+		}
+		if !WildcardCovers(s, s) {
+			t.Fatalf("WildcardCovers(%q, %q) = false, want true: a pattern covers itself", s, s)
+		}
+		if !covers {
+			return
+		}
+		x := expand(s, []rune(pattern+s+"x"), fill)
+		if !Wildcard(s, x) {
+			t.Fatalf("Wildcard(%q, %q) = false, but %q was made from %q", s, x, x, s)
+		}
+		if !Wildcard(pattern, x) {
+			t.Fatalf("WildcardCovers(%q, %q) = true, but %q matches %q and not %q", pattern, s, x, s, pattern)
+		}
+	})
+}
+
+// expand returns a string that pattern matches: each * becomes up to three
+// characters, each ? one, taken from chars as the bytes of fill say.
+func expand(pattern string, chars []rune, fill []byte) string {
+	next := func() int {
+		if len(fill) == 0 {
+			return 0
+		}
+		b := fill[0]
+		fill = fill[1:]
+		return int(b)
+	}
+	var b strings.Builder
+	for _, r := range pattern {
+		n := 1
+		switch r {
+		case '*':
+			n = next() % 4
+		case '?':
+		default:
+			b.WriteRune(r)
+			continue
+		}
+		for range n {
+			b.WriteRune(chars[next()%len(chars)])
+		}
+	}
+	return b.String()
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }

@@ -257,19 +257,39 @@ func Choose(profiles []Profile, ns string, labels map[string]string) Choice {
 // characters (also none) and ? exactly one character. No other character is
 // special: EKS selectors support no regular expressions or classes.
 func Wildcard(pattern, s string) bool {
-	// Iterative matching with backtracking to the last star: linear in
-	// practice and never exponential.
+	return match([]rune(pattern), []rune(s), false)
+}
+
+// WildcardCovers reports whether pattern t matches every string that
+// pattern s matches, both in Wildcard's syntax: whether a selector with t
+// selects every pod that one with s selects. It is Wildcard with the
+// wildcards of s read as characters that only a wildcard of t at least as
+// wide matches: a * of s only a * of t, a ? of s a ? or a * of t. For a
+// literal s it is Wildcard(t, s).
+//
+// A true is always right. A false can be wrong when the wildcards of t
+// cover those of s in another order ("*?" covers "?*"); plan then reports a
+// selector as not covered, which is the cautious side.
+func WildcardCovers(t, s string) bool {
+	return match([]rune(t), []rune(s), true)
+}
+
+// match reports whether s matches pattern. With patterns, s is a pattern
+// too, and only a * of pattern matches a * of s. A ? of s needs no care:
+// no literal of pattern is a ?.
+func match(pattern, s []rune, patterns bool) bool {
+	// Iterative matching with backtracking to the last star: at most
+	// len(pattern)*len(s) steps, never exponential.
 	p, i := 0, 0
 	star, mark := -1, 0
-	pr, sr := []rune(pattern), []rune(s)
-	for i < len(sr) {
+	for i < len(s) {
 		switch {
-		case p < len(pr) && pr[p] == '*':
+		case p < len(pattern) && pattern[p] == '*':
 			// Before the literal case: a * of the pattern matched to a * of
 			// s as one character would not be backtracked to.
 			star, mark = p, i
 			p++
-		case p < len(pr) && (pr[p] == '?' || pr[p] == sr[i]):
+		case p < len(pattern) && (pattern[p] == s[i] || pattern[p] == '?' && !(patterns && s[i] == '*')):
 			p++
 			i++
 		case star >= 0:
@@ -280,8 +300,8 @@ func Wildcard(pattern, s string) bool {
 			return false
 		}
 	}
-	for p < len(pr) && pr[p] == '*' {
+	for p < len(pattern) && pattern[p] == '*' {
 		p++
 	}
-	return p == len(pr)
+	return p == len(pattern)
 }

@@ -43,6 +43,38 @@ func TestWildcard(t *testing.T) {
 	}
 }
 
+func TestWildcardCovers(t *testing.T) {
+	for _, tc := range []struct {
+		t, s string
+		want bool
+	}{
+		{"team-*", "team-a", true}, // a literal s: Wildcard
+		{"team-?", "team-ab", false},
+		{"team-*", "team-*", true},
+		{"team-?", "team-*", false}, // ? covers one character, not any run
+		{"team-?", "team-?", true},
+		{"*", "team-?", true},
+		{"team-a", "team-?", false}, // a literal covers no wildcard
+		{"t*-*", "team-*", true},
+		{"team-*", "t*", false},
+		{"*", "*", true},
+		{"?", "*", false},
+		{"", "*", false}, // * matches more than ""
+		{"*", "", true},
+		{"*a", "*ba", true}, // the * of t takes the * of s and b
+		{"a*", "*a", false},
+		{"*b*", "a*b*c", true},
+		{"a?c", "a?c", true},
+		{"ab", "a?", false},
+	} {
+		t.Run(tc.t+" "+tc.s, func(t *testing.T) {
+			if got := WildcardCovers(tc.t, tc.s); got != tc.want {
+				t.Errorf("WildcardCovers(%q, %q) = %v, want %v", tc.t, tc.s, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestSelectorMatches(t *testing.T) {
 	pod := map[string]string{"app": "web", "tier": "front", "app.kubernetes.io/name": "shop"}
 	for _, tc := range []struct {

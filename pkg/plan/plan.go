@@ -588,19 +588,19 @@ func uncovered(from, by []fargate.Profile) []Selector {
 }
 
 // coveredBy reports whether some selector of the profiles selects every pod s
-// selects: its namespace pattern includes s's, and each of its labels is
-// included in one of s's.
+// selects: its namespace pattern covers s's, and each of its labels covers
+// one of s's (fargate.WildcardCovers).
 func coveredBy(s fargate.Selector, by []fargate.Profile) bool {
 	for _, p := range by {
 		for _, t := range p.Selectors {
-			if !includes(t.Namespace, s.Namespace) {
+			if !fargate.WildcardCovers(t.Namespace, s.Namespace) {
 				continue
 			}
 			ok := true
 			for k, v := range t.Labels {
 				found := false
 				for sk, sv := range s.Labels {
-					found = found || (includes(k, sk) && includes(v, sv))
+					found = found || (fargate.WildcardCovers(k, sk) && fargate.WildcardCovers(v, sv))
 				}
 				ok = ok && found
 			}
@@ -610,38 +610,6 @@ func coveredBy(s fargate.Selector, by []fargate.Profile) bool {
 		}
 	}
 	return false
-}
-
-// includes reports whether pattern t matches every string pattern s matches,
-// both in EKS's wildcards (* any run, ? one character): a * of s can only be
-// covered by a * of t, a ? of s by a ? or * of t, a literal by itself or a
-// wildcard. For a literal s it is fargate.Wildcard(t, s).
-func includes(t, s string) bool {
-	tr, sr := []rune(t), []rune(s)
-	memo := map[[2]int]bool{}
-	var match func(i, j int) bool
-	match = func(i, j int) bool {
-		key := [2]int{i, j}
-		if v, ok := memo[key]; ok {
-			return v
-		}
-		var v bool
-		switch {
-		case i == len(tr):
-			v = j == len(sr)
-		case tr[i] == '*':
-			v = match(i+1, j) || (j < len(sr) && match(i, j+1))
-		case j == len(sr) || sr[j] == '*':
-			v = false
-		case tr[i] == '?':
-			v = match(i+1, j+1)
-		default:
-			v = sr[j] == tr[i] && match(i+1, j+1)
-		}
-		memo[key] = v
-		return v
-	}
-	return match(0, 0)
 }
 
 // safe returns the sequence that keeps pods on Fargate: create the new

@@ -284,23 +284,34 @@ func TestGaps(t *testing.T) {
 	}
 }
 
-func TestIncludes(t *testing.T) {
+// TestCoverage checks which selectors of removed profiles the profiles
+// after the change cover, wildcards of both sides included.
+func TestCoverage(t *testing.T) {
+	sel := func(name, ns string, labels map[string]string) *fargate.Profile {
+		return &fargate.Profile{Name: name, Selectors: []fargate.Selector{{Namespace: ns, Labels: labels}}}
+	}
 	for _, tc := range []struct {
-		t, s string
-		want bool
+		name          string
+		before, after *fargate.Profile
+		wantLost      []string
 	}{
-		{"team-*", "team-a", true},
-		{"team-*", "team-*", true},
-		{"team-?", "team-*", false}, // ? covers one character, not any run
-		{"team-?", "team-?", true},
-		{"*", "team-?", true},
-		{"team-a", "team-?", false},
-		{"t*-*", "team-*", true},
-		{"team-*", "t*", false},
+		{"a wider namespace pattern covers a narrower one", sel("old", "team-?", nil), sel("new", "team-*", nil), nil},
+		{"a narrower namespace pattern covers less", sel("old", "team-*", nil), sel("new", "team-?", nil), []string{"old team-*"}},
+		{"a label pattern covers a narrower label", sel("old", "web", map[string]string{"app": "web-?"}), sel("new", "web", map[string]string{"app": "*"}), nil},
+		{"a label pattern covers less", sel("old", "web", map[string]string{"app": "web-*"}), sel("new", "web", map[string]string{"app": "web-?"}), []string{"old web"}},
+		{"a label the old selector does not require", sel("old", "web", nil), sel("new", "web", map[string]string{"app": "*"}), []string{"old web"}},
+		{"no label covers any", sel("old", "web", map[string]string{"app": "web"}), sel("new", "web", nil), nil},
 	} {
-		if got := includes(tc.t, tc.s); got != tc.want {
-			t.Errorf("includes(%q, %q) = %v, want %v", tc.t, tc.s, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := Analyze(Input{Changes: []Change{{Address: "old", Before: tc.before}, {Address: "new", After: tc.after}}})
+			var lost []string
+			for _, s := range r.CoverageLost {
+				lost = append(lost, s.Profile+" "+s.Selector.Namespace)
+			}
+			if diff := cmp.Diff(tc.wantLost, lost); diff != "" {
+				t.Errorf("coverage lost (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
