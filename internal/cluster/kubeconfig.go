@@ -1,6 +1,6 @@
-// Package cluster reads a running EKS cluster for scan and fix: the
-// Kubernetes objects through client-go, with paginated lists, and the
-// Fargate profiles through the EKS API with aws-sdk-go-v2.
+// Package cluster connects to a running EKS cluster and reads it for scan,
+// fix and upgrade: the Kubernetes objects through client-go, with paginated
+// lists, and the Fargate profiles through the EKS API with aws-sdk-go-v2.
 package cluster
 
 import (

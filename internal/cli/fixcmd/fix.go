@@ -25,6 +25,7 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
+	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
@@ -89,15 +90,14 @@ type repair struct {
 }
 
 func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
-	f.scan.Helm = false // drift needs no Helm releases
-	conn, err := scancmd.Connect(ctx, f.scan.Target)
+	conn, err := cluster.Connect(ctx, f.scan.Target)
 	if err != nil {
 		return err
 	}
 	if conn.EKSError != "" {
 		return fmt.Errorf("drift needs the Fargate profiles, and the EKS API cannot be read: %s", conn.EKSError)
 	}
-	snap, read, c := scancmd.Read(ctx, conn, &f.scan)
+	snap, read, c := conn.Read(ctx, cluster.ReadOptions{}) // drift needs no Helm releases
 	if c.ProfilesError != "" {
 		return fmt.Errorf("drift needs the Fargate profiles: %s", c.ProfilesError)
 	}

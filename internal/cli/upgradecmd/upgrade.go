@@ -296,7 +296,7 @@ func applyCommand(path string, info fs.FileInfo) string {
 // API. errs are what could not be read; err means the cluster could not be read at all, or not its EKS API,
 // without which there is no plan.
 func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Facts, errs []error, err error) {
-	conn, err := scancmd.Connect(ctx, t)
+	conn, err := cluster.Connect(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
