@@ -1,0 +1,121 @@
+package repair
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/polymorphichelpers"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/object"
+)
+
+// get reads a workload of a kind fix restarts, and its pod selector.
+func get(ctx context.Context, client kubernetes.Interface, ref object.Ref) (runtime.Object, *metav1.LabelSelector, error) {
+	apps := client.AppsV1()
+	var obj runtime.Object
+	var sel *metav1.LabelSelector
+	var err error
+	switch ref.Kind {
+	case "Deployment":
+		var d *appsv1.Deployment
+		if d, err = apps.Deployments(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
+			obj, sel = d, d.Spec.Selector
+		}
+	case "StatefulSet":
+		var d *appsv1.StatefulSet
+		if d, err = apps.StatefulSets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
+			obj, sel = d, d.Spec.Selector
+		}
+	default:
+		return nil, nil, fmt.Errorf("%s: fix restarts Deployments and StatefulSets", ref)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	return obj, sel, nil
+}
+
+// patchRestart patches the pod template as `kubectl rollout restart` does,
+// with kubectl's own restarter.
+func patchRestart(ctx context.Context, client kubernetes.Interface, ref object.Ref) error {
+	obj, _, err := get(ctx, client, ref)
+	if err != nil {
+		return err
+	}
+	before, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	after, err := polymorphichelpers.ObjectRestarterFn(obj.DeepCopyObject())
+	if err != nil {
+		return fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, obj)
+	if err != nil {
+		return fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	// The typed clients send the request kubectl sends; the fake clientset
+	// of the tests serves them (its RESTClient is nil).
+	apps := client.AppsV1()
+	if ref.Kind == "Deployment" {
+		_, err = apps.Deployments(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	} else {
+		_, err = apps.StatefulSets(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	return nil
+}
+
+// rolledOut reports, as `kubectl rollout status` does, whether the
+// workload's rollout is complete, and what it waits for.
+func rolledOut(ctx context.Context, client kubernetes.Interface, ref object.Ref) (string, bool, error) {
+	viewer, err := polymorphichelpers.StatusViewerFor(schema.GroupKind{Group: "apps", Kind: ref.Kind})
+	if err != nil {
+		return "", false, err
+	}
+	obj, _, err := get(ctx, client, ref)
+	if err != nil {
+		return "", false, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return "", false, err
+	}
+	msg, done, err := viewer.Status(&unstructured.Unstructured{Object: m}, 0)
+	return strings.TrimSpace(msg), done, err
+}
+
+// placed says which of the workload's live pods (those selector selects)
+// still wait for a node, and which run off Fargate; both "" when every one
+// runs on Fargate.
+func placed(ctx context.Context, client kubernetes.Interface, ref object.Ref, selector string) (waiting, elsewhere string, err error) {
+	pods, err := client.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return "", "", fmt.Errorf("listing the pods of %s: %w", ref, err)
+	}
+	var wait, off []string
+	for _, p := range pods.Items {
+		switch {
+		case p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case p.Spec.SchedulerName != fargate.SchedulerName && p.Spec.NodeName != "":
+			off = append(off, fmt.Sprintf("%s on %s", p.Name, p.Spec.NodeName))
+		case p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning:
+			wait = append(wait, fmt.Sprintf("%s %s", p.Name, p.Status.Phase))
+		}
+	}
+	return strings.Join(wait, ", "), strings.Join(off, ", "), nil
+}
