@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
+	"github.com/fargatekit/fargatekit/internal/cli/clusterflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/repair"
@@ -28,7 +28,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 type driftFlags struct {
-	scan           scancmd.Flags
+	scan           clusterflags.Scan
 	apply          bool
 	deleteBarePods bool
 	timeout        time.Duration

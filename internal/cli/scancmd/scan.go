@@ -7,11 +7,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/fargatekit/fargatekit/internal/cli/clusterflags"
 	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
@@ -25,40 +24,9 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
-// Flags are what scan and fix share: how to reach the cluster and what to read.
-type Flags struct {
-	Target        cluster.Target
-	TargetVersion string
-	StuckAfter    time.Duration
-	// SubnetHeadroom is the free addresses every profile's subnets must keep
-	// (LV011); 0: what the profile's workloads may need.
-	SubnetHeadroom int
-	Helm           bool
-	SettingsPath   string
-}
-
-// AddTargetFlags registers the flags that say how to reach the cluster.
-func AddTargetFlags(fl *pflag.FlagSet, t *cluster.Target) {
-	fl.StringVar(&t.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else ~/.kube/config)")
-	fl.StringVar(&t.Context, "context", "", "kubeconfig context (default: the current context)")
-	fl.StringVar(&t.ClusterName, "cluster-name", "", "EKS cluster name (default: read from the kubeconfig context, as aws eks update-kubeconfig writes it)")
-	fl.StringVar(&t.Region, "region", "", "AWS region of the cluster (default: the kubeconfig context's, else AWS_REGION or the AWS profile's)")
-	fl.StringVar(&t.EKSEndpoint, "eks-endpoint", "", "EKS API endpoint, such as the emulator's (default: AWS_ENDPOINT_URL_EKS, else AWS's)")
-}
-
-// Add registers the flags.
-func (f *Flags) Add(fl *pflag.FlagSet) {
-	AddTargetFlags(fl, &f.Target)
-	fl.StringVar(&f.TargetVersion, "target-version", "", "Kubernetes minor version to check API versions against (default: the minor after the cluster's)")
-	fl.DurationVar(&f.StuckAfter, "stuck-after", live.DefaultStuckAfter, "how long a pod may be Terminating before it is reported stuck")
-	fl.IntVar(&f.SubnetHeadroom, "subnet-headroom", 0, "free addresses each Fargate profile's subnets must keep (LV011; default: what its workloads' missing replicas and rollout surge need)")
-	fl.BoolVar(&f.Helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
-	settings.AddFlag(fl, &f.SettingsPath)
-}
-
 // NewCommand returns the scan command.
 func NewCommand(s streams.Streams) *cobra.Command {
-	f := &Flags{}
+	f := &clusterflags.Scan{}
 	var rf reportflags.Flags
 	cmd := &cobra.Command{
 		Use:   "scan [flags]",
@@ -109,7 +77,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 // Scan reads the cluster and analyses it. The error means nothing could be read.
-func Scan(ctx context.Context, f *Flags, set *settings.Settings) (*report.Report, error) {
+func Scan(ctx context.Context, f *clusterflags.Scan, set *settings.Settings) (*report.Report, error) {
 	target := f.TargetVersion
 	if target != "" {
 		var err error

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	policyv1 "k8s.io/api/policy/v1"
 
-	"github.com/fargatekit/fargatekit/internal/cli/scancmd"
+	"github.com/fargatekit/fargatekit/internal/cli/clusterflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/manifest"
@@ -40,7 +40,7 @@ type flagpole struct {
 
 func (f *flagpole) add(cmd *cobra.Command, formats string) {
 	fl := cmd.Flags()
-	scancmd.AddTargetFlags(fl, &f.target)
+	clusterflags.AddTarget(fl, &f.target)
 	fl.BoolVar(&f.helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: "+formats)
 	fl.StringVar(&f.from, "from", "", "plan without reading a cluster, from a `VERSION|FILE`: the version and managed node groups of an eksctl ClusterConfig, of terraform show -json output (then with eksctl's or Terraform's steps) or of an emulator configuration")
