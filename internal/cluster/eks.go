@@ -100,9 +100,9 @@ func (e *EKS) Describe(ctx context.Context) (Description, error) {
 	return d, nil
 }
 
-// Nodegroups returns the cluster's managed node groups, sorted by name.
-func (e *EKS) Nodegroups(ctx context.Context) ([]upgrade.Nodegroup, error) {
-	var out []upgrade.Nodegroup
+// NodeGroups returns the cluster's managed node groups, sorted by name.
+func (e *EKS) NodeGroups(ctx context.Context) ([]upgrade.NodeGroup, error) {
+	var out []upgrade.NodeGroup
 	pages := eks.NewListNodegroupsPaginator(e.Client, &eks.ListNodegroupsInput{ClusterName: aws.String(e.Cluster)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
@@ -119,7 +119,7 @@ func (e *EKS) Nodegroups(ctx context.Context) ([]upgrade.Nodegroup, error) {
 				return nil, e.explain("eks:DescribeNodegroup", err)
 			}
 			ng := d.Nodegroup
-			out = append(out, upgrade.Nodegroup{Name: name, Version: aws.ToString(ng.Version), ReleaseVersion: aws.ToString(ng.ReleaseVersion)})
+			out = append(out, upgrade.NodeGroup{Name: name, Version: aws.ToString(ng.Version), ReleaseVersion: aws.ToString(ng.ReleaseVersion)})
 		}
 	}
 	return out, nil

@@ -28,8 +28,8 @@ type Facts struct {
 	Cluster string
 	// Version is the control plane's minor version.
 	Version string
-	// Nodegroups are the cluster's managed node groups.
-	Nodegroups []Nodegroup
+	// NodeGroups are the cluster's managed node groups.
+	NodeGroups []NodeGroup
 	// Snapshot holds the nodes, pods and their owners.
 	Snapshot *live.Snapshot
 	// PDBs are the cluster's PodDisruptionBudgets.
@@ -62,9 +62,9 @@ type Facts struct {
 type Terraform struct {
 	// Cluster is the address of its aws_eks_cluster.
 	Cluster string
-	// Nodegroups maps a managed node group's name to the address of its
+	// NodeGroups maps a managed node group's name to the address of its
 	// aws_eks_node_group.
-	Nodegroups map[string]string
+	NodeGroups map[string]string
 }
 
 // set is the step that sets a resource's version in the configuration.
@@ -76,13 +76,13 @@ func (t *Terraform) set(address, version, more string) string {
 	return fmt.Sprintf("set version = %q%s for %s in the Terraform configuration%s", version, more, address, how)
 }
 
-// setNodegroup is the step that sets a node group's version.
-func (t *Terraform) setNodegroup(name, version string) string {
-	return t.set(cmp.Or(t.Nodegroups[name], "the aws_eks_node_group of "+name), version, " (and release_version, if set, to a release of "+version+")")
+// setNodeGroup is the step that sets a node group's version.
+func (t *Terraform) setNodeGroup(name, version string) string {
+	return t.set(cmp.Or(t.NodeGroups[name], "the aws_eks_node_group of "+name), version, " (and release_version, if set, to a release of "+version+")")
 }
 
-// Nodegroup is a managed node group.
-type Nodegroup struct {
+// NodeGroup is a managed node group.
+type NodeGroup struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
 	// ReleaseVersion is its AMI release.
@@ -117,7 +117,7 @@ const (
 // Kinds of issues.
 const (
 	RemovedAPI      = "removed-api"
-	NodegroupBehind = "nodegroup-behind"
+	NodeGroupBehind = "nodegroup-behind"
 	FargateBehind   = "fargate-behind"
 	DrainBlocked    = "drain-blocked"
 	PodStuck        = "pod-stuck-terminating"
@@ -307,11 +307,11 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 	}
 	if first {
 		h.Steps = append(h.Steps, a.selectorChanges(&h)...)
-		var behind []Nodegroup
-		for _, ng := range a.f.Nodegroups {
+		var behind []NodeGroup
+		for _, ng := range a.f.NodeGroups {
 			if eks.CompareMinor(ng.Version, from) < 0 {
 				behind = append(behind, ng)
-				h.Issues = append(h.Issues, Issue{Kind: NodegroupBehind, Severity: Blocker, Subject: "node group " + ng.Name,
+				h.Issues = append(h.Issues, Issue{Kind: NodeGroupBehind, Severity: Blocker, Subject: "node group " + ng.Name,
 					Message: fmt.Sprintf("is on %s: EKS refuses to update the control plane until every node group is on %s", ng.Version, from),
 					Fix:     a.nodegroupUpdate(ng.Name, from)})
 			}
@@ -324,11 +324,11 @@ func (a *analysis) hop(from, to string, first bool) Hop {
 		}
 	}
 	h.Steps = append(h.Steps, Step{Title: "Update the control plane to " + to, Commands: a.clusterUpdate(to)})
-	if len(a.f.Nodegroups) > 0 {
+	if len(a.f.NodeGroups) > 0 {
 		// Every node group is updated in the hop (those behind, before the
 		// control plane, updated twice): each of their nodes is drained.
-		a.drains(&h, a.f.Nodegroups)
-		h.Steps = append(h.Steps, Step{Title: "Update the node groups to " + to, Commands: a.nodegroupCommands(a.f.Nodegroups, to)})
+		a.drains(&h, a.f.NodeGroups)
+		h.Steps = append(h.Steps, Step{Title: "Update the node groups to " + to, Commands: a.nodegroupCommands(a.f.NodeGroups, to)})
 	}
 	if restarts := a.fargateRestarts(""); len(restarts) > 0 {
 		h.Steps = append(h.Steps, Step{Title: "Recreate the Fargate pods, so that they run kubelets of " + to, Commands: restarts})
@@ -358,7 +358,7 @@ func (a *analysis) clusterUpdate(version string) []string {
 // for it.
 func (a *analysis) nodegroupUpdate(name, version string) string {
 	if t := a.f.Terraform; t != nil {
-		return t.setNodegroup(name, version) + ", then terraform apply"
+		return t.setNodeGroup(name, version) + ", then terraform apply"
 	}
 	if a.f.Eksctl != "" {
 		return fmt.Sprintf("eksctl upgrade nodegroup --cluster %s --name %s --kubernetes-version %s", a.f.Cluster, name, version)
@@ -366,11 +366,11 @@ func (a *analysis) nodegroupUpdate(name, version string) string {
 	return fmt.Sprintf("aws eks update-nodegroup-version --cluster-name %s --nodegroup-name %s --kubernetes-version %s", a.f.Cluster, name, version)
 }
 
-func (a *analysis) nodegroupCommands(ngs []Nodegroup, version string) []string {
+func (a *analysis) nodegroupCommands(ngs []NodeGroup, version string) []string {
 	var out []string
 	if t := a.f.Terraform; t != nil {
 		for _, ng := range ngs {
-			out = append(out, "# "+t.setNodegroup(ng.Name, version))
+			out = append(out, "# "+t.setNodeGroup(ng.Name, version))
 		}
 		return append(out, "terraform apply")
 	}
@@ -484,7 +484,7 @@ func restartOf(w *live.Workload) string {
 // stuck Terminating make the update fail with PodEvictionFailure (unless
 // forced); pods without a controller are evicted for good; workloads of
 // one replica are down while their pod moves.
-func (a *analysis) drains(h *Hop, ngs []Nodegroup) {
+func (a *analysis) drains(h *Hop, ngs []NodeGroup) {
 	before := len(h.Issues)
 	defer func() { // blockers first
 		slices.SortStableFunc(h.Issues[before:], func(x, y Issue) int { return cmp.Compare(x.Severity, y.Severity) })

@@ -89,7 +89,7 @@ func facts() Facts {
 	snap.Pods = append(snap.Pods, bare, held)
 	return Facts{
 		Cluster: "prod", Version: "1.33", Snapshot: snap, Now: now, Policy: eks.DefaultUpgradePolicy,
-		Nodegroups: []Nodegroup{{Name: "current", Version: "1.33"}, {Name: "old", Version: "1.32"}},
+		NodeGroups: []NodeGroup{{Name: "current", Version: "1.33"}, {Name: "old", Version: "1.32"}},
 		PDBs:       []*policyv1.PodDisruptionBudget{pdb("default", "api", "api", 0), pdb("default", "cache", "cache", 1)},
 	}
 }
@@ -182,7 +182,7 @@ func TestBuild(t *testing.T) {
 // version, no PDB blocks and the policy lets Fargate pods behind through.
 func TestBuildClean(t *testing.T) {
 	f := facts()
-	f.Nodegroups = []Nodegroup{{Name: "current", Version: "1.33"}}
+	f.NodeGroups = []NodeGroup{{Name: "current", Version: "1.33"}}
 	f.PDBs = f.PDBs[1:]
 	f.Policy = eks.UpgradePolicy{}
 	var pods []corev1.Pod
@@ -331,7 +331,7 @@ func TestSelectorChanges(t *testing.T) {
 // and passing insights do not.
 func TestInsights(t *testing.T) {
 	f := facts()
-	f.Nodegroups, f.PDBs, f.Snapshot = nil, nil, nil
+	f.NodeGroups, f.PDBs, f.Snapshot = nil, nil, nil
 	f.Insights = []Insight{
 		{ID: "a1", Name: "Deprecated APIs removed in Kubernetes v1.34", Version: "1.34", Status: "ERROR", Reason: "Deprecated API usage detected.", Description: "Checks for usage of deprecated APIs."},
 		{ID: "a2", Name: "Deprecated APIs removed in Kubernetes v1.35", Version: "1.35", Status: "WARNING", Description: "Checks for usage of deprecated APIs."},
@@ -358,7 +358,7 @@ func TestInsights(t *testing.T) {
 // over readiness errors, an ERROR insight is a warning.
 func TestInsightsAllowed(t *testing.T) {
 	f := facts()
-	f.Nodegroups, f.PDBs, f.Snapshot = nil, nil, nil
+	f.NodeGroups, f.PDBs, f.Snapshot = nil, nil, nil
 	f.Policy.RefuseReadinessErrors = false
 	f.Insights = []Insight{{ID: "a1", Name: "Deprecated APIs removed in Kubernetes v1.34", Version: "1.34", Status: "ERROR"}}
 	p, err := Build(f, "1.34")
@@ -388,7 +388,7 @@ func TestManagedWith(t *testing.T) {
 			"eksctl upgrade nodegroup --cluster prod --name old --kubernetes-version 1.34",
 		}},
 		{name: "terraform", set: func(f *Facts) {
-			f.Terraform = &Terraform{Cluster: "module.eks.aws_eks_cluster.this[0]", Nodegroups: map[string]string{"old": "aws_eks_node_group.old"}}
+			f.Terraform = &Terraform{Cluster: "module.eks.aws_eks_cluster.this[0]", NodeGroups: map[string]string{"old": "aws_eks_node_group.old"}}
 		}, want: []string{
 			`# set version = "1.33" (and release_version, if set, to a release of 1.33) for aws_eks_node_group.old in the Terraform configuration`,
 			"terraform apply",
@@ -418,7 +418,7 @@ func TestManagedWith(t *testing.T) {
 			if diff := cmp.Diff(tc.want, cmds); diff != "" {
 				t.Errorf("commands (-want +got):\n%s", diff)
 			}
-			i := slices.IndexFunc(p.Hops[0].Issues, func(i Issue) bool { return i.Kind == NodegroupBehind })
+			i := slices.IndexFunc(p.Hops[0].Issues, func(i Issue) bool { return i.Kind == NodeGroupBehind })
 			if fix := strings.TrimPrefix(tc.want[0], "# "); i < 0 || !strings.HasPrefix(p.Hops[0].Issues[i].Fix, fix) {
 				t.Errorf("the fix of the node group behind, want %q: %+v", fix, p.Hops[0].Issues)
 			}
@@ -435,7 +435,7 @@ func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, from, to, ngVersion, key, value string, eksctl bool) {
 		fs := facts()
 		fs.Version = from
-		fs.Nodegroups = []Nodegroup{{Name: "ng", Version: ngVersion}}
+		fs.NodeGroups = []NodeGroup{{Name: "ng", Version: ngVersion}}
 		if eksctl {
 			fs.Eksctl = "cluster.yaml"
 		}

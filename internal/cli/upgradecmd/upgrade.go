@@ -232,7 +232,7 @@ func fromFlag(from, cluster string) (*upgrade.Facts, error) {
 		facts.Eksctl = from
 	}
 	for _, ng := range set.Managed {
-		if err := addNodegroup(facts, ng.Name, ng.Version, ng.ReleaseVersion); err != nil {
+		if err := addNodeGroup(facts, ng.Name, ng.Version, ng.ReleaseVersion); err != nil {
 			return nil, fmt.Errorf("--from %s: %w", from, err)
 		}
 	}
@@ -256,27 +256,27 @@ func fromTerraform(from string, data []byte, cluster string) (*upgrade.Facts, er
 		return nil, fmt.Errorf("--from %s: %s: version: %w", from, c.Address, err)
 	}
 	facts := &upgrade.Facts{Cluster: cmp.Or(c.Name, "CLUSTER"), Version: v,
-		Terraform: &upgrade.Terraform{Cluster: c.Address, Nodegroups: map[string]string{}}}
+		Terraform: &upgrade.Terraform{Cluster: c.Address, NodeGroups: map[string]string{}}}
 	for _, ng := range tf.NodeGroups {
 		if !ng.Before || (ng.Cluster != c.Name && ng.Cluster != "") || ng.Deposed() {
 			continue // created by the plan, another cluster's, or on its way out
 		}
 		name := cmp.Or(ng.Name, ng.Address)
-		facts.Terraform.Nodegroups[name] = ng.Address
-		if err := addNodegroup(facts, name, cmp.Or(ng.Version, v), ng.ReleaseVersion); err != nil {
+		facts.Terraform.NodeGroups[name] = ng.Address
+		if err := addNodeGroup(facts, name, cmp.Or(ng.Version, v), ng.ReleaseVersion); err != nil {
 			return nil, fmt.Errorf("--from %s: %s: %w", from, ng.Address, err)
 		}
 	}
 	return facts, nil
 }
 
-// addNodegroup adds a managed node group at a version as a source says it.
-func addNodegroup(f *upgrade.Facts, name, version, release string) error {
+// addNodeGroup adds a managed node group at a version as a source says it.
+func addNodeGroup(f *upgrade.Facts, name, version, release string) error {
 	v, err := eks.ParseMinor(version)
 	if err != nil {
 		return fmt.Errorf("node group %s: %w", name, err)
 	}
-	f.Nodegroups = append(f.Nodegroups, upgrade.Nodegroup{Name: name, Version: v, ReleaseVersion: release})
+	f.NodeGroups = append(f.NodeGroups, upgrade.NodeGroup{Name: name, Version: v, ReleaseVersion: release})
 	return nil
 }
 
@@ -312,12 +312,12 @@ func Read(ctx context.Context, t cluster.Target, helm bool) (facts *upgrade.Fact
 		return nil, nil, fmt.Errorf("EKS cluster %q in %s serves %s, not the API server of context %q (%s): give the --cluster-name and --region of this cluster",
 			e.Cluster, e.Region, d.Endpoint, conn.Kube.Context, conn.Kube.Config.Host)
 	}
-	ngs, err := e.Nodegroups(ctx)
+	ngs, err := e.NodeGroups(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	read := cluster.ReadKube(ctx, conn.Client, conn.Dynamic, cluster.ReadOptions{Helm: helm})
-	facts = &upgrade.Facts{Cluster: e.Cluster, Version: d.Version, Nodegroups: ngs, Snapshot: &read.Snapshot}
+	facts = &upgrade.Facts{Cluster: e.Cluster, Version: d.Version, NodeGroups: ngs, Snapshot: &read.Snapshot}
 	errs = read.Errors
 	if facts.Insights, err = e.Insights(ctx); err != nil {
 		errs = append(errs, err) // the plan is made without them
