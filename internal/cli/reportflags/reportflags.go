@@ -26,8 +26,9 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.color, "color", "auto", "colour text output: auto (on a terminal, unless NO_COLOR is set), always or never")
 }
 
-// Settings are the flags, checked.
-type Settings struct {
+// Output is what the flags ask of the report, checked: its writer, its
+// options and the severity that fails the run.
+type Output struct {
 	Write   report.Writer
 	Options report.Options
 	// FailOn is the lowest severity that fails the run; 0 never fails on findings.
@@ -35,18 +36,18 @@ type Settings struct {
 }
 
 // Resolve checks the flags for a report written to out.
-func (f *Flags) Resolve(out io.Writer) (Settings, error) {
+func (f *Flags) Resolve(out io.Writer) (Output, error) {
 	write, err := report.Lookup(f.output)
 	if err != nil {
-		return Settings{}, fmt.Errorf("--output: %w", err)
+		return Output{}, fmt.Errorf("--output: %w", err)
 	}
 	failOn, err := rules.ParseFailOn(f.failOn)
 	if err != nil {
-		return Settings{}, err
+		return Output{}, err
 	}
 	color, err := streams.Color(f.color, out)
 	if err != nil {
-		return Settings{}, err
+		return Output{}, err
 	}
-	return Settings{Write: write, Options: report.Options{Color: color}, FailOn: failOn}, nil
+	return Output{Write: write, Options: report.Options{Color: color}, FailOn: failOn}, nil
 }
