@@ -1,10 +1,12 @@
 package doccheck
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,4 +104,46 @@ func testNames(t *testing.T, root string) map[string]bool {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// TestArchitecturePackages holds docs/architecture.md to the module: it
+// names every package `go list ./...` prints (in backquotes, as
+// `internal/cluster`), and every package path it names exists.
+func TestArchitecturePackages(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	listed := map[string]bool{}
+	for dir := range strings.FieldsSeq(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed[filepath.ToSlash(rel)] = true
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:cmd|internal|pkg|hack|deploy)(?:/[a-z0-9]+)*)/?`").FindAllStringSubmatch(string(doc), -1) {
+		named[m[1]] = true
+	}
+	for _, p := range slices.Sorted(maps.Keys(listed)) {
+		if !named[p] {
+			t.Errorf("docs/architecture.md does not name the package %s", p)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(named)) {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("docs/architecture.md names %s, which does not exist", p)
+		}
+	}
 }
