@@ -56,7 +56,7 @@ func TestChartGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (go test ./internal/spread -run TestChartGolden -update writes it)", err)
+				t.Fatalf("%v (go test ./internal/spreadserver -run TestChartGolden -update writes it)", err)
 			}
 			if got != string(want) {
 				t.Errorf("the chart renders otherwise than %s (rerun with -update if intended):\n%s", golden, got)

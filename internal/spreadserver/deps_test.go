@@ -27,7 +27,7 @@ func TestNoEmulatorDependency(t *testing.T) {
 		}
 		for _, imp := range strings.Fields(imports) {
 			if isEmulator(imp) {
-				t.Errorf("%s imports %s: internal/spread must not depend on the emulator", pkg, imp)
+				t.Errorf("%s imports %s: internal/spreadserver must not depend on the emulator", pkg, imp)
 			}
 		}
 	}
