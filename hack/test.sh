@@ -21,5 +21,8 @@ export PATH
 export FARGATEKIT_INTEGRATION=required
 # The release tests build fargatekit for several targets at once: they run
 # after the others, whose emulator tests are sensitive to a loaded machine.
+# CI's log says where its time goes; go test's own lines stay the last.
+echo "$0: tools and control plane ready after ${SECONDS}s" >&2
 go test -race -count=1 -timeout 40m $(go list ./... | grep -v /internal/release)
+echo "$0: all but the release tests done after ${SECONDS}s" >&2
 go test -race -count=1 -timeout 20m ./internal/release

@@ -2,6 +2,8 @@
 # Fails when a generated file or a golden file is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# CI's log says where its time goes.
+trap 'echo "$0: ${SECONDS}s" >&2' EXIT
 status=0
 
 tmp=$(mktemp)
