@@ -289,7 +289,7 @@ func match(pattern, s []rune, patterns bool) bool {
 			// s as one character would not be backtracked to.
 			star, mark = p, i
 			p++
-		case p < len(pattern) && (pattern[p] == s[i] || pattern[p] == '?' && !(patterns && s[i] == '*')):
+		case p < len(pattern) && (pattern[p] == s[i] || pattern[p] == '?' && (!patterns || s[i] != '*')):
 			p++
 			i++
 		case star >= 0:

@@ -10,11 +10,11 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/plan"
 	"github.com/fargatekit/fargatekit/pkg/rules"
+	"github.com/fargatekit/fargatekit/pkg/rules/apiversions"
 	"github.com/fargatekit/fargatekit/pkg/rules/availability"
 	"github.com/fargatekit/fargatekit/pkg/rules/clustersetup"
 	"github.com/fargatekit/fargatekit/pkg/rules/compat"
 	"github.com/fargatekit/fargatekit/pkg/rules/cost"
-	"github.com/fargatekit/fargatekit/pkg/rules/apiversions"
 )
 
 // Rules returns every built-in rule, in documentation order.
