@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fargatekit/fargatekit/internal/benchcorpus"
-	"github.com/fargatekit/fargatekit/internal/gctune"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -25,10 +24,8 @@ func writeCorpus(b *testing.B, files, perFile int) string {
 
 // BenchmarkCheck runs the whole check (reading, decoding, every rule, the
 // cluster rules) over generated corpora of 10 Deployments per file. Run it
-// with GOMAXPROCS=1 to measure one core: see docs/benchmarks.md. The
-// collector runs under check's memory budget, as run sets it.
+// with GOMAXPROCS=1 to measure one core: see docs/benchmarks.md.
 func BenchmarkCheck(b *testing.B) {
-	defer gctune.Budget(MemoryBudget)()
 	price, err := fargate.PriceIn(fargate.DefaultRegion)
 	if err != nil {
 		b.Fatal(err)

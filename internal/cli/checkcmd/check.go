@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 
 	"github.com/fargatekit/fargatekit/internal/cli/reportflags"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
-	"github.com/fargatekit/fargatekit/internal/gctune"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/render"
@@ -29,11 +27,6 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
-
-// MemoryBudget is the memory check lets the Go runtime use before it
-// collects garbage: about what Go's default peaks at on a large input, and
-// fewer collections on every input (docs/benchmarks.md).
-const MemoryBudget = 48 << 20
 
 type flagpole struct {
 	report        reportflags.Flags
@@ -61,9 +54,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"API versions the target Kubernetes version no longer serves.\n\n" +
 			"Without profiles, every workload is assessed as a Fargate candidate.\n\n" +
 			"Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it; 2 usage or input errors\n" +
-			"(the other files are still checked).\n\n" +
-			"Memory: the Go runtime collects garbage when the process uses " + strconv.Itoa(MemoryBudget>>20) + " MiB (more when the input keeps\n" +
-			"more alive), not whenever its heap doubles; GOGC or GOMEMLIMIT in the environment replace that.",
+			"(the other files are still checked).",
 		Example: "  # Check a directory, every workload treated as a Fargate candidate\n" +
 			"  fargatekit check deploy/\n\n" +
 			"  # Use the profiles of an eksctl ClusterConfig, or of `aws eks describe-fargate-profile`\n" +
@@ -102,7 +93,6 @@ func NewCommand(s streams.Streams) *cobra.Command {
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
-	defer gctune.Budget(MemoryBudget)()
 	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err

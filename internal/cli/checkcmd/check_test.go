@@ -1,18 +1,14 @@
 package checkcmd
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fargatekit/fargatekit/internal/benchcorpus"
-	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/manifest"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/rules"
@@ -86,37 +82,5 @@ spec:
 	}
 	if diff := cmp.Diff(want.Findings, slices.Collect(disk.findings.All()), same); diff != "" || disk.findings.Err() != nil {
 		t.Errorf("findings: %v (-in memory +on disk):\n%s", disk.findings.Err(), diff)
-	}
-}
-
-// probe is standard input that notes the memory limit in effect while the
-// check reads it.
-type probe struct {
-	data  *strings.Reader
-	limit int64
-}
-
-func (p *probe) Read(b []byte) (int, error) {
-	p.limit = debug.SetMemoryLimit(-1)
-	return p.data.Read(b)
-}
-
-// TestCheckMemoryBudget: check runs under its memory budget and leaves the
-// runtime's settings as it found them.
-func TestCheckMemoryBudget(t *testing.T) {
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	before := debug.SetMemoryLimit(-1)
-	in := &probe{data: strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}
-	cmd := NewCommand(streams.Streams{In: in, Out: io.Discard, ErrOut: io.Discard})
-	cmd.SetArgs([]string{"-o", "json", "-"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	if in.limit != MemoryBudget {
-		t.Errorf("memory limit while the input was read: %d, want the budget %d", in.limit, MemoryBudget)
-	}
-	if after := debug.SetMemoryLimit(-1); after != before {
-		t.Errorf("memory limit after the check: %d, want %d as before", after, before)
 	}
 }
