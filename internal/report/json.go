@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -229,101 +226,33 @@ func jsonOptions(prefix string) jsonv2.Options {
 // elementOptions write an element of the report's arrays.
 var elementOptions = jsonOptions("    ")
 
-// arrayBatch is how many elements of an array one goroutine encodes at a
-// time: at 256, the batches in flight added 5 MB to the peak of a report of
-// 100,000 objects and saved 60 ms of 0.8 s.
-const arrayBatch = 64
-
 // writeArray writes one of the report's arrays, the JSON of conv of each
-// element of seq, as the Encoder of the whole report would (but for
-// invalid UTF-8, see jsonOptions): seq is read on
-// a goroutine of its own, and the elements are encoded in batches on every
-// core, then written in order (a large report is mostly these arrays).
+// element of seq, one element at a time, as the Encoder of the whole report
+// would (but for invalid UTF-8, see jsonOptions).
 func writeArray[T, J any](out io.Writer, name string, seq iter.Seq[T], conv func(T) J) error {
 	if _, err := io.WriteString(out, `  "`+name+`": [`); err != nil {
 		return err
 	}
-	type encoded struct {
-		data *bytes.Buffer
-		err  error
-	}
-	// Four batches per core in flight besides those being read and
-	// written, so that a core never waits for the one batch it must write
-	// next: on two cores, a report of 100,000 objects took 0.53 s rather
-	// than 0.62 s with one per core, and its peak stayed at 88-89 MB (the
-	// collector's budget bounds it).
-	pending := make(chan chan encoded, 4*runtime.GOMAXPROCS(0))
-	// The batches' elements and buffers, used again once written: each new
-	// made a quarter of what a check allocates, for the collector to free.
-	var batches, buffers sync.Pool
-	var stop atomic.Bool
-	go func() {
-		defer close(pending)
-		next := func() []T {
-			if b, ok := batches.Get().(*[]T); ok {
-				return (*b)[:0]
-			}
-			return make([]T, 0, arrayBatch)
-		}
-		batch, first := next(), true
-		flush := func() {
-			ch := make(chan encoded, 1)
-			pending <- ch
-			go func(batch []T, first bool) {
-				defer func() { clear(batch); batches.Put(&batch) }()
-				buf, ok := buffers.Get().(*bytes.Buffer)
-				if !ok {
-					buf = new(bytes.Buffer)
-				}
-				buf.Reset()
-				for i, v := range batch {
-					if !first || i > 0 {
-						buf.WriteByte(',')
-					}
-					buf.WriteString("\n    ")
-					if err := jsonv2.MarshalWrite(buf, conv(v), elementOptions); err != nil {
-						ch <- encoded{err: err}
-						return
-					}
-				}
-				ch <- encoded{data: buf}
-			}(batch, first)
-			batch, first = next(), false
-		}
-		for v := range seq {
-			if stop.Load() {
-				return
-			}
-			if batch = append(batch, v); len(batch) == arrayBatch {
-				flush()
-			}
-		}
-		if len(batch) > 0 {
-			flush()
-		}
-	}()
-	var err error
+	var buf bytes.Buffer
 	wrote := false
-	for ch := range pending { // every batch, even after an error, so that no goroutine is left
-		e := <-ch
-		if err == nil {
-			if err = e.err; err == nil {
-				_, err = out.Write(e.data.Bytes())
-				wrote = true
-			}
-			stop.Store(err != nil)
+	for v := range seq {
+		buf.Reset()
+		if wrote {
+			buf.WriteByte(',')
 		}
-		if e.data != nil {
-			buffers.Put(e.data)
+		buf.WriteString("\n    ")
+		if err := jsonv2.MarshalWrite(&buf, conv(v), elementOptions); err != nil {
+			return err
 		}
-	}
-	if err != nil {
-		return err
+		if _, err := out.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		wrote = true
 	}
 	end := "],\n"
 	if wrote {
 		end = "\n  ],\n"
 	}
-	_, err = io.WriteString(out, end)
+	_, err := io.WriteString(out, end)
 	return err
 }

@@ -652,11 +652,10 @@ func TestJSONDocExample(t *testing.T) {
 // TestJSONStream: the JSON writer, which writes a finding and a workload at
 // a time, writes the bytes json.Encoder writes of the whole report.
 func TestJSONStream(t *testing.T) {
-	// Larger than a batch of writeArray, so that batches are encoded at
-	// once and must come out in order.
+	// Many elements, written one at a time.
 	large := sample()
 	ws := slices.Collect(large.Workloads.All())
-	for i := range 3*arrayBatch + 7 {
+	for i := range 199 {
 		f := large.Findings[i%len(large.Findings)]
 		f.Source.Line, f.Message = i, fmt.Sprint(f.Message, " ", i)
 		large.Findings = append(large.Findings, f)
