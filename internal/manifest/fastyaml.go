@@ -29,8 +29,8 @@ import (
 
 // fastDoc is what the fast parser makes of a document.
 type fastDoc struct {
-	// root is the document's node; its kind is 0 for an empty document
-	// (comments or nothing).
+	// root is the document's node, without its text; its kind is 0 for
+	// an empty document (comments or nothing).
 	root value
 	// json is root as JSON, valid until the parser parses again.
 	json []byte
@@ -38,8 +38,7 @@ type fastDoc struct {
 	// document's first line.
 	lines *lineIndex
 	// apiVersion and kind are root's fields of those names when their
-	// values are strings. They, and root's text, are the document's own
-	// bytes: not to be kept once it is parsed.
+	// values are strings, copied out of the document.
 	apiVersion, kind string
 	// extreme is true when a value may be read as a quantity of an
 	// object.ExtremeExponent: the document is decoded with object.Decode,
@@ -116,7 +115,9 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 		return doc, false
 	}
 	// The document is read in place, not copied: nothing the parser
-	// returns refers to it (the JSON is written, the index's keys copied).
+	// returns refers to it (the JSON is written, the index's keys, the
+	// apiVersion and the kind copied, root's text dropped), since the
+	// Loader reads the next file into the same buffer (release).
 	*p = fastParser{src: unsafe.String(unsafe.SliceData(data), len(data)), line: 1, json: p.json[:0], index: append(p.index[:0], parsedNode{}), stack: p.stack[:0]}
 	defer func() {
 		if r := recover(); r != nil {
@@ -138,7 +139,8 @@ func (p *fastParser) parse(data []byte) (doc fastDoc, ok bool) {
 		p.decline() // something after the root node; an index newLineIndex would cut
 	}
 	p.index[0] = parsedNode{line: root.line, children: root.children, seq: root.kind == sequenceNode}
-	return fastDoc{root: root, json: p.json, lines: p.lines(), apiVersion: p.apiVersion, kind: p.kind, extreme: p.extreme}, true
+	root.text = ""
+	return fastDoc{root: root, json: p.json, lines: p.lines(), apiVersion: strings.Clone(p.apiVersion), kind: strings.Clone(p.kind), extreme: p.extreme}, true
 }
 
 // printable reports whether data is printable ASCII and line breaks, eight

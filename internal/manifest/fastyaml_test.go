@@ -219,6 +219,32 @@ func TestParseKeepsNoInput(t *testing.T) {
 	}
 }
 
+// TestFastDocKeepsNoInput: nothing of what the fast parser returns refers
+// to the bytes it parsed, which the Loader reuses for the next file: the
+// document overwritten once parsed, the result is that of a copy left
+// alone.
+func TestFastDocKeepsNoInput(t *testing.T) {
+	accepted := 0
+	for _, doc := range append(slices.Clone(fastYAMLSeeds), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", "just a scalar\n") {
+		buf := []byte(doc)
+		got, ok := new(fastParser).parse(buf)
+		if !ok {
+			continue
+		}
+		accepted++
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		want, _ := new(fastParser).parse([]byte(doc))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("the result changed with the bytes it was parsed from:\n%s", doc)
+		}
+	}
+	if accepted < 2 {
+		t.Fatalf("%d documents accepted", accepted)
+	}
+}
+
 // FuzzFastYAML: on every document the fast parser accepts, its JSON and
 // lines are those of yaml.v3's tree.
 func FuzzFastYAML(f *testing.F) {

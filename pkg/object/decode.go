@@ -87,7 +87,9 @@ var ErrNotObject = errors.New("object has no apiVersion and kind")
 // the caller already knows them, select the typed decoding so that the JSON
 // is decoded once; empty, they are read from the JSON. The error says which
 // field could not be decoded; the object is still returned with its Ref and
-// metadata whenever those could be read.
+// metadata whenever those could be read. The object keeps none of data's
+// bytes, nor apiVersion's or kind's: the caller may reuse them
+// (TestDecodeKeepsNoInput).
 func Decode(apiVersion, kind string, data []byte, src Source, lines Lines) (*Object, error) {
 	return decode(apiVersion, kind, data, src, lines, decodeOptions)
 }

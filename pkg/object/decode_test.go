@@ -7,10 +7,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -166,5 +168,38 @@ func TestQuantityEscape(t *testing.T) {
 	_, errChecked := DecodeChecked("v1", "Pod", data, Source{}, nil)
 	if err == nil || errChecked == nil || err.Error() != errChecked.Error() || strings.Contains(err.Error(), "exponent") {
 		t.Errorf("Decode: %v; DecodeChecked: %v; want the same error, not about an exponent", err, errChecked)
+	}
+}
+
+// TestDecodeKeepsNoInput: the object Decode returns keeps none of the bytes
+// of data, apiVersion and kind (the manifest loader reuses the buffers they
+// are in): overwritten once decoded, the object is that of a copy left
+// alone.
+func TestDecodeKeepsNoInput(t *testing.T) {
+	for _, doc := range []struct{ apiVersion, kind, json string }{
+		{"apps/v1", "Deployment", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"a"}},"spec":{"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"x:1","resources":{"requests":{"cpu":"250m"}}}]}}}}`},
+		{"extensions/v1beta1", "Ingress", `{"apiVersion":"extensions/v1beta1","kind":"Ingress","metadata":{"name":"i"},"spec":{"backend":{"serviceName":"s","servicePort":80}}}`},
+		{"example.com/v1", "Widget", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"n"}}`},
+		{"", "", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`},
+	} {
+		// apiVersion, kind and data in one buffer, as the loader's strings
+		// are in the file it read.
+		buf := []byte(doc.apiVersion + doc.kind + doc.json)
+		apiVersion := unsafe.String(unsafe.SliceData(buf), len(doc.apiVersion))
+		kind := unsafe.String(unsafe.SliceData(buf[len(doc.apiVersion):]), len(doc.kind))
+		got, err := Decode(apiVersion, kind, buf[len(doc.apiVersion)+len(doc.kind):], Source{File: "f.yaml", Line: 1}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", doc.json, err)
+		}
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		want, err := Decode(doc.apiVersion, doc.kind, []byte(doc.json), Source{File: "f.yaml", Line: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("the object changed with the bytes it was decoded from:\n%s", doc.json)
+		}
 	}
 }
