@@ -150,7 +150,7 @@ type part struct {
 // partBytes is the least size of a part: a unit whose documents are larger
 // is parsed in parts, on several goroutines, and each part's objects are
 // emitted as soon as it and those before it are done. Whole, one file of
-// 20,000 objects took one core and 440–493 MB (docs/benchmarks.md).
+// 20,000 objects took one core and 440–493 MB.
 const partBytes = 256 << 10
 
 // piece is a document to parse, with the file it is reported at, or a
@@ -242,7 +242,7 @@ func (l *Loader) parsePart(ps []piece) part {
 // one being emitted. The goroutine emitting stops a few milliseconds now and
 // then (to write a run of findings to disk) while the others parse on: with
 // 4, the cores of a check of 100,000 objects on two stood idle twice as long
-// while files were parsed as with 8 or 16 (docs/benchmarks.md).
+// while files were parsed as with 8 or 16.
 const aheadPerWorker = 8
 
 // pendingUnit is a unit to parse, or being parsed: its parts come on parts,
@@ -264,7 +264,7 @@ type pendingUnit struct {
 // are done with one, and emit what is ready themselves (an inOrder). On two
 // cores, a third goroutine that only emitted fell behind them (it waited
 // for a core while they ran), and they then ran out of units to parse ahead
-// of it (docs/benchmarks.md).
+// of it.
 func (l *Loader) parse(produce func(add func(unit)), emit func(*object.Object), fail func(Error), skip func()) {
 	workers := l.Workers
 	if workers <= 0 {

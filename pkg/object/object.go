@@ -77,7 +77,7 @@ type PodTemplate struct {
 	// metadata and spec), "" for a Pod itself.
 	Path string
 	// Template is the template inside Typed (not a copy: copying it was
-	// 3.4% of what a check allocates, docs/benchmarks.md), or for a Pod its
+	// 3.4% of what a check allocates), or for a Pod its
 	// metadata and spec; never nil.
 	Template *corev1.PodTemplateSpec
 	// Replicas is how many pods run at once at steady state (Deployment
