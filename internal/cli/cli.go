@@ -128,5 +128,36 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
 	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s), versioncmd.NewCommand(s, build()))
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 	return cmd
+}
+
+// refuseUnknownSubcommands makes every command under c that only groups
+// others (fix, spread, emulator, ...) refuse an argument that names none of
+// them, with cobra's suggestion, as kubectl does: cobra checks the
+// subcommands of the root only, and shows a group's help and succeeds for
+// `fargatekit fix drfit`, so a script with a typo would pass doing nothing.
+// With no argument, the group still shows its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	// cobra sets the distance only for the root's own suggestions.
+	c.SuggestionsMinimumDistance = 2
+	c.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if suggestions := c.SuggestionsFor(args[0]); len(suggestions) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
+		}
+		return errors.New(msg + "\n\nRun '" + c.CommandPath() + " --help' for usage.")
+	}
+	c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 }

@@ -282,3 +282,35 @@ func TestPluginNames(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSubcommand: a mistyped subcommand of a group is an error (exit
+// 2) that names it and suggests the command meant, as kubectl does; the
+// group alone still shows its help.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    int
+		inError string
+	}{
+		{[]string{"fix", "drfit"}, 2, "unknown command \"drfit\" for \"fargatekit fix\"\n\nDid you mean this?\n\tdrift\n"},
+		{[]string{"spread", "instal"}, 2, "Did you mean this?\n\tinstall\n"},
+		{[]string{"emulator", "stauts"}, 2, "Did you mean this?\n\tstatus\n"},
+		{[]string{"upgrade", "nothing-like-it"}, 2, `unknown command "nothing-like-it" for "fargatekit upgrade"`},
+		{[]string{"chekc"}, 2, "Did you mean this?\n\tcheck\n"},
+		{[]string{"fix"}, 0, ""},
+		{[]string{"spread", "--help"}, 0, ""},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, stderr := run(t, "", tc.args...)
+			if code != tc.want {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.want, stderr)
+			}
+			if !strings.Contains(stderr, tc.inError) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.inError)
+			}
+			if tc.want == 0 && !strings.Contains(out, "Available Commands:") {
+				t.Errorf("the group's help is not shown: %q", out)
+			}
+		})
+	}
+}
