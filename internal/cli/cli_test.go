@@ -283,6 +283,22 @@ func TestPluginNames(t *testing.T) {
 	}
 }
 
+// TestEvictionIntervalMinimum: an --eviction-interval under a second is a
+// usage error naming the flag, before anything is read or started (0 made
+// the rebalancer panic).
+func TestEvictionIntervalMinimum(t *testing.T) {
+	for _, args := range [][]string{
+		{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--eviction-interval", "0"},
+		{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--eviction-interval", "500ms"},
+		{"spread", "install", "--emulator", "--state-dir", "does-not-exist", "--eviction-interval", "0s"},
+	} {
+		code, _, stderr := run(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "--eviction-interval") || !strings.Contains(stderr, "must be at least 1s") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming --eviction-interval and its minimum", args, code, stderr)
+		}
+	}
+}
+
 // TestUnknownSubcommand: a mistyped subcommand of a group is an error (exit
 // 2) that names it and suggests the command meant, as kubectl does; the
 // group alone still shows its help.

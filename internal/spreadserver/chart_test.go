@@ -184,12 +184,21 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "method": "nodeSelector"}, "/method"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"dryrun": true}}, "dryrun"},
 		{map[string]any{"clusterName": "prod", "refresh": "0s"}, "/refresh"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "0s"}}, "/rebalancer/evictionInterval"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "500ms"}}, "/rebalancer/evictionInterval"},
 		{map[string]any{"clusterName": "prod", "method": "node-selector", "zones": map[string]any{"apps-a": "us-east-1a"}}, "zones: the AZs of per-AZ profiles go with method: profile"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
 	} {
 		_, err := RenderChart(context.Background(), "ns", "rel", tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("values %v: %v, want an error naming %s", tc.values, err, tc.want)
+		}
+	}
+	// The near misses: at least a second, in seconds, minutes or hours.
+	for _, interval := range []string{"1s", "10s", "1m30s", "2h"} {
+		values := map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": interval}}
+		if _, err := RenderChart(context.Background(), "ns", "rel", values); err != nil {
+			t.Errorf("evictionInterval %s: %v", interval, err)
 		}
 	}
 }

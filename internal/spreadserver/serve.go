@@ -109,6 +109,10 @@ func Discover(ctx context.Context, aws *cluster.EKS, method spread.Method, azOf 
 // cannot start with (a certificate, the first read of the profiles, a
 // port) is an error before anything serves.
 func Serve(ctx context.Context, o Options) error {
+	if o.Rebalance && o.EvictionInterval <= 0 {
+		// time.NewTicker panics on it.
+		return fmt.Errorf("the eviction interval must be positive, not %s", o.EvictionInterval)
+	}
 	var serving atomic.Pointer[tls.Certificate]
 	pair, err := o.certificate(ctx)
 	// Helm may create the webhook configuration after this pod starts.

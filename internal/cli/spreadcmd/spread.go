@@ -93,6 +93,9 @@ func newServe() *cobra.Command {
 			case o.Refresh <= 0:
 				return fmt.Errorf("--refresh %s: want a positive duration, how often the profiles and the certificate are read again", o.Refresh)
 			}
+			if err := checkEvictionInterval(o.EvictionInterval); err != nil {
+				return err
+			}
 			var err error
 			if o.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
@@ -150,6 +153,21 @@ func newServe() *cobra.Command {
 	return cmd
 }
 
+// minEvictionInterval is the shortest --eviction-interval: the rebalancer
+// waits that long between two evictions, so a shorter one would evict a
+// workload's pods faster than their replacements start.
+const minEvictionInterval = time.Second
+
+// checkEvictionInterval refuses an --eviction-interval below the minimum
+// (0 made the leader panic, and every replica then crash-looped, taking the
+// webhook down).
+func checkEvictionInterval(d time.Duration) error {
+	if d < minEvictionInterval {
+		return fmt.Errorf("--eviction-interval %s: must be at least %s, the time between two rebalancing evictions", d, minEvictionInterval)
+	}
+	return nil
+}
+
 // emulatorTarget finds the emulator of --state-dir, or the only one.
 func emulatorTarget(stateDir string) (string, *emulator.Record, error) {
 	dir := stateDir
@@ -205,6 +223,9 @@ func newInstall(s streams.Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !onEmulator {
 				return errors.New("only --emulator is supported here: install spread in a cluster with helm install fargatekit-spread deploy/charts/fargatekit-spread (docs/spread.md)")
+			}
+			if err := checkEvictionInterval(evictionInterval); err != nil {
+				return err
 			}
 			dir, rec, err := emulatorTarget(stateDir)
 			if err != nil {
