@@ -2,13 +2,12 @@
 # Fails when a generated file or a golden file is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# CI's log says where its time goes.
-trap 'echo "$0: ${SECONDS}s" >&2' EXIT
 status=0
 
 tmp=$(mktemp)
 gen=$(mktemp -d)
-trap 'rm -rf "$tmp" "$gen"' EXIT
+# CI's log says where its time goes.
+trap 'rm -rf "$tmp" "$gen"; echo "$0: ${SECONDS}s" >&2' EXIT
 go run ./cmd/fargatekit rules -o markdown > "$tmp"
 if ! diff -u docs/rules.md "$tmp"; then
 	echo "docs/rules.md is stale: run make generate" >&2
