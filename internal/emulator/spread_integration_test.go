@@ -189,7 +189,7 @@ func TestIntegrationSpread(t *testing.T) {
 		t.Errorf("spread serve --zones with a multi-subnet profile: exit %d\n%s", code, errOut)
 	}
 
-	metrics, pid := c.installSpread(env, "--eviction-interval", "500ms")
+	metrics, pid := c.installSpread(env, "--eviction-interval", "1s")
 	c.checkChart()
 
 	began := time.Now()
@@ -279,7 +279,7 @@ func TestIntegrationSpread(t *testing.T) {
 	if _, err := c.kube.PolicyV1().PodDisruptionBudgets("apps").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	metrics, _ = c.installSpread(env, "--eviction-interval", "500ms")
+	metrics, _ = c.installSpread(env, "--eviction-interval", "1s")
 	eventually(t, time.Minute, "the PodDisruptionBudget blocks an eviction", func() error {
 		if n := metric(t, metrics, `fargatekit_spread_evictions_total{result="blocked"}`); n == 0 {
 			return fmt.Errorf("no blocked eviction yet")
