@@ -119,7 +119,6 @@ func start(t testing.TB, scenario string, extra ...string) *cluster {
 	t.Helper()
 	bin := controlPlane(t)
 	slot(t)
-	dir := t.TempDir()
 	cfgPath, err := filepath.Abs(filepath.Join("..", "..", "examples", "emulator", scenario, "cluster.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,15 +127,28 @@ func start(t testing.TB, scenario string, extra ...string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eksPort := freePort(t)
-	c := &cluster{t: t, name: cfg.Metadata.Name, state: filepath.Join(dir, "state"), binDir: bin, cfgPath: cfgPath,
-		eksURL: fmt.Sprintf("http://127.0.0.1:%d", eksPort)}
-	c.args = []string{"--config", cfgPath, "--state-dir", c.state, "--bin-dir", bin,
-		"--eks-port", fmt.Sprint(eksPort), "--webhook-port", fmt.Sprint(freePort(t))}
-	c.args = append(c.args, extra...)
-	began := time.Now()
-	c.emulator("up")
-	t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
+	var c *cluster
+	// A port found free can be taken by another test's emulator before
+	// this one listens on it: up then fails, and is tried again on other
+	// ports in a new state directory.
+	for attempt := 1; ; attempt++ {
+		eksPort := freePort(t)
+		c = &cluster{t: t, name: cfg.Metadata.Name, state: filepath.Join(t.TempDir(), "state"), binDir: bin, cfgPath: cfgPath,
+			eksURL: fmt.Sprintf("http://127.0.0.1:%d", eksPort)}
+		c.args = []string{"--config", cfgPath, "--state-dir", c.state, "--bin-dir", bin,
+			"--eks-port", fmt.Sprint(eksPort), "--webhook-port", fmt.Sprint(freePort(t))}
+		c.args = append(c.args, extra...)
+		began := time.Now()
+		out, err := exec.Command(fargatekitBin, append([]string{"emulator", "up"}, c.args...)...).CombinedOutput()
+		if err == nil {
+			t.Logf("emulator up in %s", time.Since(began).Round(100*time.Millisecond))
+			break
+		}
+		if attempt == 3 || !strings.Contains(string(out), "address already in use") {
+			t.Fatalf("fargatekit emulator up: %v\n%s", err, out)
+		}
+		t.Logf("emulator up found a port taken; trying other ports:\n%s", out)
+	}
 	t.Cleanup(func() {
 		if t.Failed() { // what the daemon and the control plane saw, for the CI log
 			components, _ := filepath.Glob(filepath.Join(c.state, "kwok", "clusters", c.name, "logs", "*.log"))
