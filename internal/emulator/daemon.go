@@ -238,9 +238,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
 	}
-	// Every loop runs in the group; the first to fail cancels the others,
-	// and RunDaemon returns once all of them have.
-	// An early return below cancels the group and waits for it too.
+	// Every loop runs in the group: the first to fail cancels the others,
+	// and RunDaemon returns once all of them have, on an early return too.
 	stop, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(stop)
 	defer func() {
