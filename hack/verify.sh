@@ -8,13 +8,18 @@ tmp=$(mktemp)
 gen=$(mktemp -d)
 # CI's log says where its time goes.
 trap 'rm -rf "$tmp" "$gen"; echo "$0: ${SECONDS}s" >&2' EXIT
-go run ./cmd/fargatekit rules -o markdown > "$tmp"
+# Everything here builds with the release's settings, as make build and the
+# tests do (doccheck.BuildFlags): one compilation of the dependencies serves
+# them all, and the release tests' builds come from the cache.
+export CGO_ENABLED=0
+flags=(-trimpath -tags kustomize_disable_go_plugin_support)
+go run "${flags[@]}" ./cmd/fargatekit rules -o markdown > "$tmp"
 if ! diff -u docs/rules.md "$tmp"; then
 	echo "docs/rules.md is stale: run make generate" >&2
 	status=1
 fi
 
-go run ./hack/gendocs -man "$gen/man" -completions "$gen/completions"
+go run "${flags[@]}" ./hack/gendocs -man "$gen/man" -completions "$gen/completions"
 # The man pages' .TH line carries the month they were written.
 if ! diff -ru -I '^\.TH ' docs/man "$gen/man" || ! diff -ru completions "$gen/completions"; then
 	echo "the man pages or completions are stale: run make docs" >&2
@@ -24,10 +29,10 @@ fi
 # The release builds six platforms; the tests run on one. Windows is the one
 # system of the release that is not unix (process_other.go), and linux/arm64
 # the other architecture of the image: builds for both catch code that only
-# compiles on linux/amd64. They use the release's flags, as ko does, so that
-# TestImage's arm64 image is built from the cache (darwin shares the unix code).
+# compiles on linux/amd64, and TestImage's arm64 image comes from the cache
+# (darwin shares the unix code).
 for target in windows/amd64 linux/arm64; do
-	if ! GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build -trimpath -tags kustomize_disable_go_plugin_support -o /dev/null ./cmd/fargatekit; then
+	if ! GOOS=${target%/*} GOARCH=${target#*/} go build "${flags[@]}" -o /dev/null ./cmd/fargatekit; then
 		echo "fargatekit does not build for $target, a platform of the release" >&2
 		status=1
 	fi

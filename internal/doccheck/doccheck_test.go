@@ -25,8 +25,8 @@ func TestDocumentBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "fargatekit"), "github.com/fargatekit/fargatekit/cmd/fargatekit").CombinedOutput(); err != nil {
-		t.Fatalf("building fargatekit: %v\n%s", err, out)
+	if _, err := Build(bin); err != nil {
+		t.Fatal(err)
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1",
 		"MAKEFLAGS=-s") // make's echo of its recipes is not what the documents show
@@ -145,5 +145,23 @@ func TestArchitecturePackages(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 			t.Errorf("docs/architecture.md names %s, which does not exist", p)
 		}
+	}
+}
+
+// TestBuildAsMake checks that Build and `make build` build with the same
+// settings: were they to differ, every cold CI run would compile the module's
+// dependencies once more.
+func TestBuildAsMake(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not on the PATH")
+	}
+	out, err := exec.Command("make", "-s", "-n", "-C", filepath.Join("..", ".."), "build").Output()
+	if err != nil {
+		t.Fatalf("make -n build: %v", err)
+	}
+	recipe := strings.ReplaceAll(string(out), "'", "")
+	want := "CGO_ENABLED=0 go build " + strings.Join(BuildFlags, " ") + " -o bin/fargatekit ./cmd/fargatekit"
+	if strings.TrimSpace(recipe) != want {
+		t.Errorf("make build runs\n  %s\nnot\n  %s", strings.TrimSpace(recipe), want)
 	}
 }

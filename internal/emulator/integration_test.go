@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fargatekit/fargatekit/internal/clusterconfig"
+	"github.com/fargatekit/fargatekit/internal/doccheck"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/emulator/awscli"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -49,9 +50,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fargatekitBin = filepath.Join(dir, "fargatekit")
-	if out, err := exec.Command("go", "build", "-o", fargatekitBin, "github.com/fargatekit/fargatekit/cmd/fargatekit").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building fargatekit: %v\n%s", err, out)
+	if fargatekitBin, err = doccheck.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

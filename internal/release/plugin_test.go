@@ -42,7 +42,9 @@ func TestKubectlPlugin(t *testing.T) {
 		t.Fatalf("the README's kubectl block: %d blocks, %v", len(blocks), err)
 	}
 	bin := t.TempDir()
-	must(t, root, nil, "go", "build", "-o", filepath.Join(bin, "fargatekit"), "./cmd/fargatekit")
+	if _, err := doccheck.Build(bin); err != nil {
+		t.Fatal(err)
+	}
 	pathEnv := "PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(kc) + string(os.PathListSeparator) + os.Getenv("PATH")
 	work := t.TempDir()
 	env := []string{pathEnv, "KUBECONFIG=" + filepath.Join(work, "no-kubeconfig")}
