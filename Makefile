@@ -15,7 +15,7 @@ all: build
 # A static binary with the release's flags: the tests and hack/verify.sh build
 # with the same ones (doccheck.BuildFlags), so one build cache serves them all.
 build: ## build bin/fargatekit as the release does
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -o bin/fargatekit ./cmd/fargatekit
+	CGO_ENABLED=0 $(GO) build -trimpath -tags='$(TAGS)' -o bin/fargatekit ./cmd/fargatekit
 
 demo: build ## check the bundled examples
 	hack/demo.sh

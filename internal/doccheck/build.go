@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // BuildFlags are the flags `make build` builds fargatekit with, as the
@@ -13,7 +14,15 @@ import (
 // hack/verify.sh build with them too, so that the Go build cache holds one
 // compilation of the module's dependencies for all of them, not one per set
 // of flags (each costs minutes on a cold cache).
-var BuildFlags = []string{"-trimpath", "-tags", "kustomize_disable_go_plugin_support"}
+var BuildFlags = []string{"-trimpath", "-tags=kustomize_disable_go_plugin_support"}
+
+// BuildEnv is the environment that makes any go command build with
+// BuildFlags (CGO_ENABLED=0 and GOFLAGS): for the tests that run go install
+// as a user would, or through pre-commit, and need not compile the
+// dependencies once more with other settings.
+func BuildEnv() []string {
+	return []string{"CGO_ENABLED=0", "GOFLAGS=" + strings.Join(BuildFlags, " ")}
+}
 
 // Build builds cmd/fargatekit into dir/fargatekit with BuildFlags and
 // returns its path. It runs go in the module's working directory of the
@@ -21,7 +30,7 @@ var BuildFlags = []string{"-trimpath", "-tags", "kustomize_disable_go_plugin_sup
 func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "fargatekit")
 	cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", bin, "github.com/fargatekit/fargatekit/cmd/fargatekit")...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), BuildEnv()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building fargatekit: %w\n%s", err, out)
 	}

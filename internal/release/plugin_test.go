@@ -173,7 +173,9 @@ func TestPreCommit(t *testing.T) {
 	must(t, repo, nil, "git", "init", "-q")
 	must(t, repo, nil, "git", "add", "-A")
 	gomodcache := strings.TrimSpace(must(t, "", nil, "go", "env", "GOMODCACHE"))
-	env := []string{"PRE_COMMIT_HOME=" + t.TempDir(), "GOMODCACHE=" + gomodcache} // the modules the tests already have
+	// The modules and the build cache entries the tests already have (the
+	// release's build settings).
+	env := append([]string{"PRE_COMMIT_HOME=" + t.TempDir(), "GOMODCACHE=" + gomodcache}, doccheck.BuildEnv()...)
 	out, code := run(t, repo, env, preCommit, "try-repo", src, "fargatekit-check", "--files", "good.yaml", ".github/workflows/ci.yml")
 	if code != 0 || !strings.Contains(out, "Passed") {
 		t.Errorf("the hook on a clean manifest and a CI file: exit %d, want 0\n%s", code, out)

@@ -467,8 +467,11 @@ func TestGoInstall(t *testing.T) {
 	}
 	upstream := strings.TrimSpace(must(t, "", nil, "go", "env", "GOPROXY"))
 	bin := t.TempDir()
-	env := append(os.Environ(), "GOPROXY=file://"+filepath.ToSlash(proxy)+","+upstream, "GONOSUMDB="+modulePath, "GOFLAGS=",
+	// The release's build settings: the build cache holds the dependencies
+	// compiled with them, and a user's settings do not change what is tested.
+	env := append(os.Environ(), "GOPROXY=file://"+filepath.ToSlash(proxy)+","+upstream, "GONOSUMDB="+modulePath,
 		"GOBIN="+bin, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = append(env, doccheck.BuildEnv()...)
 	out, failed := doccheck.Run(blocks, t.TempDir(), env)
 	for _, f := range failed {
 		t.Errorf("%s\n%s", f, out)
