@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fargatekit/fargatekit/internal/report"
 )
 
 // The charts and kustomizations of internal/render's tests.
@@ -131,5 +134,50 @@ func TestCheckUnrenderableChart(t *testing.T) {
 	}
 	if len(j.Workloads) != 1 || j.Workloads[0].Object.Name != "prod-web" {
 		t.Errorf("workloads = %+v, want prod-web of the prod overlay", j.Workloads)
+	}
+}
+
+// TestCheckLinkedChartLeaksNothing checks a chart of a pull request whose
+// file is a link to a file of the runner, which a template prints in its
+// error: in every output format the check fails on the input (exit 2),
+// names the link, and nothing of the file comes out.
+func TestCheckLinkedChartLeaksNothing(t *testing.T) {
+	base := t.TempDir()
+	const secret = "RUNNER-TOKEN-7f3a9c"
+	for name, data := range map[string]string{
+		"runner/zq-token-file":                "token: " + secret + "\n",
+		"repo/.git/HEAD":                      "ref: refs/heads/main\n",
+		"repo/chart/Chart.yaml":               "apiVersion: v2\nname: shop\nversion: 1.0.0\n",
+		"repo/chart/templates/leak.yaml":      `{{ fail (.Files.Get "files/x") }}` + "\n",
+		"repo/chart/templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	} {
+		path := filepath.Join(base, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "repo", "chart", "files", "x")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "runner", "zq-token-file"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range report.FormatNames() {
+		t.Run(format, func(t *testing.T) {
+			code, out, stderr := run(t, "", "check", "-o", format, filepath.Join(base, "repo"))
+			if code != 2 {
+				t.Errorf("exit code %d, want 2 (an input error)", code)
+			}
+			if strings.Contains(out+stderr, secret) || strings.Contains(out+stderr, "zq-token-file") {
+				t.Errorf("the runner's file came out:\n%s\n%s", out, stderr)
+			}
+			if !strings.Contains(out+stderr, "is a symbolic link") {
+				t.Errorf("the link is not named:\n%s\n%s", out, stderr)
+			}
+		})
 	}
 }

@@ -55,8 +55,9 @@ type Loader struct {
 	// see internal/render), the documents it returns are parsed in the path's
 	// place and a directory is not descended into. An error is reported at the
 	// path, which is then not descended into either, and the other inputs are
-	// still read.
-	Expand func(path string, info fs.FileInfo) (docs []Document, handled bool, err error)
+	// still read. root is the input's Root: what Expand reads must stay
+	// inside it.
+	Expand func(path string, info fs.FileInfo, root string) (docs []Document, handled bool, err error)
 	// OnFile, if set, is called for each file, and each path Expand handled,
 	// in input order.
 	OnFile func(path string)

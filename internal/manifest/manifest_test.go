@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -304,12 +305,13 @@ func TestLoadExpand(t *testing.T) {
 		}
 		return filepath.ToSlash(r)
 	}
-	var asked []string
+	var asked, roots []string
 	l := &Loader{
 		Workers: 2,
 		Skip:    func(p string) bool { return strings.HasSuffix(p, "skipped") },
-		Expand: func(path string, info fs.FileInfo) ([]Document, bool, error) {
+		Expand: func(path string, info fs.FileInfo, root string) ([]Document, bool, error) {
 			asked = append(asked, rel(path))
+			roots = append(roots, root)
 			switch filepath.Base(path) {
 			case "chart":
 				if !info.IsDir() {
@@ -339,6 +341,16 @@ func TestLoadExpand(t *testing.T) {
 	want := []string{".", "a.yaml", "chart", "m", "m/broken", "m/pkg.tgz", "m/z.yaml", "skipped/c.yaml", "chart"}
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("paths Expand was asked about (-want +got):\n%s", diff)
+	}
+	// Each input is its own root, as no repository holds them.
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRoots := slices.Repeat([]string{resolved}, len(want)-1)
+	wantRoots = append(wantRoots, filepath.Join(resolved, "chart"))
+	if diff := cmp.Diff(wantRoots, roots); diff != "" {
+		t.Errorf("the roots Expand was given (-want +got):\n%s", diff)
 	}
 	wantObjects := []string{
 		"a@a.yaml:1",
@@ -474,7 +486,7 @@ func TestLoadInParts(t *testing.T) {
 	var names []string
 	var prepared, atFirst atomic.Int64
 	l := &Loader{Workers: 2, Prepare: func(*object.Object) { prepared.Add(1) },
-		Expand: func(string, fs.FileInfo) ([]Document, bool, error) { return rendered, true, nil }}
+		Expand: func(string, fs.FileInfo, string) ([]Document, bool, error) { return rendered, true, nil }}
 	l.Load([]string{path}, func(o *object.Object) {
 		if names == nil {
 			atFirst.Store(prepared.Load())

@@ -18,13 +18,27 @@ import (
 // walk adds the units a path stands for: what Expand makes of it, the file
 // itself, or the manifest files below a directory in lexical order, skipping
 // hidden files and directories.
+//
+// What it reads stays within the input's Root: a link found in a directory,
+// or a file named as input, that leads out of it is reported, not read.
 func (l *Loader) walk(root string, add func(unit)) {
 	info, err := os.Stat(root)
 	if err != nil {
 		add(problem(root, err))
 		return
 	}
-	if l.expand(root, info, add) {
+	confine, err := Root(root)
+	if err != nil {
+		add(problem(root, err))
+		return
+	}
+	if !info.IsDir() {
+		if err := Confine(confine, root); err != nil {
+			add(unit{path: root, count: true, errors: []Error{{File: root, Message: err.Error()}}})
+			return
+		}
+	}
+	if l.expand(root, info, confine, add) {
 		return
 	}
 	if !info.IsDir() {
@@ -53,12 +67,18 @@ func (l *Loader) walk(root string, add func(unit)) {
 		}
 		skip := l.Skip != nil && l.Skip(path)
 		if d.IsDir() {
-			if !skip && l.expandEntry(path, d, add) {
+			if !skip && l.expandEntry(path, d, confine, add) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if skip || l.expandEntry(path, d, add) || !hasExtension(path) {
+		if !skip && d.Type()&fs.ModeSymlink != 0 {
+			if err := Confine(confine, path); err != nil {
+				add(unit{path: path, count: true, errors: []Error{{File: path, Message: err.Error()}}})
+				return nil
+			}
+		}
+		if skip || l.expandEntry(path, d, confine, add) || !hasExtension(path) {
 			return nil
 		}
 		add(unit{path: path, read: true, count: true})
@@ -71,11 +91,11 @@ func (l *Loader) walk(root string, add func(unit)) {
 
 // expand asks Expand about path and adds what it made; it reports whether
 // the path is done with.
-func (l *Loader) expand(path string, info fs.FileInfo, add func(unit)) bool {
+func (l *Loader) expand(path string, info fs.FileInfo, root string, add func(unit)) bool {
 	if l.Expand == nil {
 		return false
 	}
-	docs, handled, err := l.Expand(path, info)
+	docs, handled, err := l.Expand(path, info, root)
 	switch {
 	case err != nil:
 		add(unit{path: path, count: true, errors: []Error{{File: path, Message: err.Error()}}})
@@ -87,7 +107,7 @@ func (l *Loader) expand(path string, info fs.FileInfo, add func(unit)) bool {
 	return false
 }
 
-func (l *Loader) expandEntry(path string, d fs.DirEntry, add func(unit)) bool {
+func (l *Loader) expandEntry(path string, d fs.DirEntry, root string, add func(unit)) bool {
 	if l.Expand == nil {
 		return false
 	}
@@ -96,7 +116,7 @@ func (l *Loader) expandEntry(path string, d fs.DirEntry, add func(unit)) bool {
 		add(problem(path, err))
 		return true
 	}
-	return l.expand(path, info, add)
+	return l.expand(path, info, root, add)
 }
 
 func hasExtension(path string) bool {

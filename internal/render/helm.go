@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,13 +23,18 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fargatekit/fargatekit/internal/manifest"
 )
 
 // notes is the template Helm prints after an install rather than applying.
 const notes = "NOTES.txt"
 
-// chartDir renders the chart in dir.
-func (o *Options) chartDir(dir string) ([]Document, error) {
+// chartDir renders the chart in dir, whose files must stay within root.
+func (o *Options) chartDir(dir, root string) ([]Document, error) {
+	if err := confineDir(dir, root); err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", dir, err)
+	}
 	ch, err := loader.LoadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart %s: %w", dir, err)
@@ -40,26 +46,66 @@ func (o *Options) chartDir(dir string) ([]Document, error) {
 	return docs, nil
 }
 
-// chartArchive renders the packaged chart in file, which is only handled
-// when it is a gzipped tar archive with a Chart.yaml in its base directory.
-func (o *Options) chartArchive(file string) ([]Document, bool, error) {
-	if ok, err := isChartArchive(file); !ok {
-		return nil, false, err
-	}
+// chartArchive renders the packaged chart in file, a gzipped tar archive
+// with a Chart.yaml in its base directory (isChartArchive).
+func (o *Options) chartArchive(file string) ([]Document, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, true, fmt.Errorf("loading chart %s: %w", file, err)
+		return nil, fmt.Errorf("loading chart %s: %w", file, err)
 	}
 	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
 	ch, err := loader.LoadArchive(f)
 	if err != nil {
-		return nil, true, fmt.Errorf("loading chart %s: %w", file, err)
+		return nil, fmt.Errorf("loading chart %s: %w", file, err)
 	}
 	docs, err := o.render(ch, source{prefix: file + ":" + ch.Name(), archive: true})
 	if err != nil {
-		return nil, true, fmt.Errorf("rendering chart %s: %w", file, err)
+		return nil, fmt.Errorf("rendering chart %s: %w", file, err)
 	}
-	return docs, true, nil
+	return docs, nil
+}
+
+// confineDir returns an error when dir, or a file or directory below it as
+// Helm's loader walks it (following links), leads out of root. Helm follows
+// a link wherever it goes, and a template can print a file of the chart
+// ({{ fail (.Files.Get "x") }}): the check is made before the chart loads.
+func confineDir(dir, root string) error {
+	seen := map[string]bool{}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := manifest.Confine(root, dir); err != nil {
+			return err
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || seen[real] {
+			return err // a directory reached twice through links is walked once
+		}
+		seen[real] = true
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case e.Type()&fs.ModeSymlink != 0:
+				if err := manifest.Confine(root, p); err != nil {
+					return err
+				}
+				if info, err := os.Stat(p); err == nil && info.IsDir() {
+					if err := walk(p); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	return walk(dir)
 }
 
 // isChartArchive reports whether file is a gzipped tar archive holding a

@@ -1,10 +1,12 @@
 package render
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -18,14 +20,21 @@ const DefaultReleaseName = "release"
 
 // Options are the rendering settings users give on the command line.
 type Options struct {
-	ValuesFiles []string // -f/--values (repeatable)
-	Set         []string // --set (repeatable), Helm syntax
-	SetString   []string // --set-string (repeatable), Helm syntax
-	SetFile     []string // --set-file (repeatable), Helm syntax
-	ReleaseName string   // --release-name (default "release")
-	Namespace   string   // the release namespace: the check command's -n/--namespace value
-	KubeVersion string   // Capabilities.KubeVersion for charts, e.g. "1.35" (the check's --target-version)
+	ValuesFiles []string      // -f/--values (repeatable)
+	Set         []string      // --set (repeatable), Helm syntax
+	SetString   []string      // --set-string (repeatable), Helm syntax
+	SetFile     []string      // --set-file (repeatable), Helm syntax
+	ReleaseName string        // --release-name (default "release")
+	Namespace   string        // the release namespace: the check command's -n/--namespace value
+	KubeVersion string        // Capabilities.KubeVersion for charts, e.g. "1.35" (the check's --target-version)
+	AllowRemote bool          // --allow-remote: kustomizations may name resources by URL
+	Timeout     time.Duration // --render-timeout: the longest one chart or kustomization renders; 0 means DefaultTimeout
+	MaxOutput   int64         // the most bytes one chart or kustomization renders; 0 means manifest.DefaultMaxFileSize
 }
+
+// DefaultTimeout is how long one chart or kustomization may take to render
+// unless --render-timeout says otherwise: a large chart renders in a second.
+const DefaultTimeout = time.Minute
 
 // Document is one rendered file's worth of YAML.
 type Document = manifest.Document
@@ -37,6 +46,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.SetString, "set-string", nil, "Helm value kept as a string: key1=val1,key2=val2 (repeatable)")
 	fs.StringArrayVar(&o.SetFile, "set-file", nil, "Helm value read from a file: key1=path1,key2=path2 (repeatable)")
 	fs.StringVar(&o.ReleaseName, "release-name", DefaultReleaseName, "Helm release name the charts among the inputs are rendered with")
+	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "let kustomizations among the inputs fetch resources and bases by URL (git, HTTP); off, they are refused")
+	fs.DurationVar(&o.Timeout, "render-timeout", DefaultTimeout, "the longest a chart or kustomization among the inputs may take to render")
 }
 
 // Expand renders path when it is a Helm chart directory (has Chart.yaml), a
@@ -62,14 +73,26 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 //
 // An input that cannot be rendered returns an error naming it and, as the
 // libraries report them, the template or file at fault.
-func (o *Options) Expand(path string, info fs.FileInfo) (docs []Document, handled bool, err error) {
+//
+// What is rendered stays within root (manifest.Root): a chart with a file or
+// directory that is a link out of it, or a kustomization that reads a file
+// out of it, is refused with an error that names the link, not where it
+// leads nor what is there. A kustomization that names a resource, base or
+// component by URL (kustomize would run git or fetch it) is refused unless
+// AllowRemote is set.
+//
+// A render that takes longer than Timeout is abandoned (a template cannot be
+// interrupted: it runs on, its result dropped), and one whose documents
+// come to more than MaxOutput bytes is refused; either is an error, as is a
+// panic of the libraries.
+func (o *Options) Expand(path string, info fs.FileInfo, root string) (docs []Document, handled bool, err error) {
 	if info.IsDir() {
 		if IsChart(path) {
-			docs, err := o.chartDir(path)
+			docs, err := o.bounded(path, func() ([]Document, error) { return o.chartDir(path, root) })
 			return docs, true, err
 		}
 		if name := kustomizationFile(path); name != "" {
-			docs, err := kustomize(path, name)
+			docs, err := o.bounded(path, func() ([]Document, error) { return kustomize(path, name, root, o.AllowRemote) })
 			return docs, true, err
 		}
 		return nil, false, nil
@@ -77,7 +100,57 @@ func (o *Options) Expand(path string, info fs.FileInfo) (docs []Document, handle
 	if !info.Mode().IsRegular() || !isArchiveName(path) {
 		return nil, false, nil
 	}
-	return o.chartArchive(path)
+	if ok, err := isChartArchive(path); !ok {
+		return nil, false, err
+	}
+	docs, err = o.bounded(path, func() ([]Document, error) { return o.chartArchive(path) })
+	return docs, true, err
+}
+
+// bounded runs render within o's time and output limits.
+func (o *Options) bounded(path string, render func() ([]Document, error)) ([]Document, error) {
+	timeout, limit := o.Timeout, o.MaxOutput
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout < 0 {
+		return nil, fmt.Errorf("--render-timeout %s: not a duration above zero", timeout)
+	}
+	if limit <= 0 {
+		limit = manifest.DefaultMaxFileSize
+	}
+	type result struct {
+		docs []Document
+		err  error
+	}
+	done := make(chan result, 1) // the goroutine of an abandoned render ends without a reader
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("rendering %s failed: %v", path, p)}
+			}
+		}()
+		docs, err := render()
+		done <- result{docs, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		var size int64
+		for _, d := range r.docs {
+			size += int64(len(d.Data))
+		}
+		if size > limit {
+			return nil, fmt.Errorf("rendering %s made %d bytes, more than the limit of %d (see --max-file-size)", path, size, limit)
+		}
+		return r.docs, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("rendering %s took longer than %s (see --render-timeout): abandoned", path, timeout)
+	}
 }
 
 // IsChart reports whether dir is a Helm chart's directory.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -51,7 +52,7 @@ func expand(t *testing.T, o *Options, path string) ([]rendered, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, handled, err := o.Expand(path, info)
+	docs, handled, err := o.Expand(path, info, rootOf(t, path))
 	if !handled {
 		t.Fatalf("Expand(%s) did not handle it", path)
 	}
@@ -143,7 +144,7 @@ func TestHelmCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _, err := (&Options{KubeVersion: "1.35"}).Expand(dir, info)
+	docs, _, err := (&Options{KubeVersion: "1.35"}).Expand(dir, info, rootOf(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			docs, handled, err := tc.opts.Expand(tc.path, info)
+			docs, handled, err := tc.opts.Expand(tc.path, info, rootOf(t, tc.path))
 			if !handled || err == nil || docs != nil {
 				t.Fatalf("Expand = %d documents, handled %v, error %v; want an error", len(docs), handled, err)
 			}
@@ -380,7 +381,7 @@ func TestNotHandled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		docs, handled, err := (&Options{}).Expand(path, info)
+		docs, handled, err := (&Options{}).Expand(path, info, rootOf(t, path))
 		if handled || err != nil || docs != nil {
 			t.Errorf("Expand(%s) = %d documents, handled %v, error %v; want it left alone", p, len(docs), handled, err)
 		}
@@ -392,18 +393,28 @@ func TestAddFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	err := fs.Parse([]string{"-f", "a.yaml", "--values", "b.yaml,c.yaml", "--set", "x=1,y=2", "--set", "z={a,b}",
-		"--set-string", "v=010", "--set-file", "cert=tls.crt", "--release-name", "web"})
+		"--set-string", "v=010", "--set-file", "cert=tls.crt", "--release-name", "web", "--allow-remote", "--render-timeout", "10s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{ValuesFiles: []string{"a.yaml", "b.yaml", "c.yaml"}, Set: []string{"x=1,y=2", "z={a,b}"},
-		SetString: []string{"v=010"}, SetFile: []string{"cert=tls.crt"}, ReleaseName: "web"}
+		SetString: []string{"v=010"}, SetFile: []string{"cert=tls.crt"}, ReleaseName: "web", AllowRemote: true, Timeout: 10 * time.Second}
 	if diff := cmp.Diff(want, o); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
 	var defaults Options
 	defaults.AddFlags(pflag.NewFlagSet("check", pflag.ContinueOnError))
-	if defaults.ReleaseName != DefaultReleaseName {
-		t.Errorf("default release name %q, want %q", defaults.ReleaseName, DefaultReleaseName)
+	if defaults.ReleaseName != DefaultReleaseName || defaults.Timeout != DefaultTimeout || defaults.AllowRemote {
+		t.Errorf("defaults: release name %q, timeout %s, remote %v; want %q, %s, false", defaults.ReleaseName, defaults.Timeout, defaults.AllowRemote, DefaultReleaseName, DefaultTimeout)
 	}
+}
+
+// rootOf is manifest.Root of path, as the loader gives it to Expand.
+func rootOf(t *testing.T, path string) string {
+	t.Helper()
+	root, err := manifest.Root(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -86,7 +86,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	settings.AddFlag(fl, &f.settingsPath)
 	fl.StringVar(&f.settingsPath, "config", "", "")
 	_ = fl.MarkDeprecated("config", "use --settings") // its name before the emulator's --config took it
-	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, and most a chart or kustomization renders, in bytes")
 	fl.BoolVar(&f.skipOther, "skip-non-manifests", false, "skip files that hold no Kubernetes object (CI configurations, Helm values) instead of reporting them as errors; the pre-commit hook sets it")
 	f.render.AddFlags(fl)
 	return cmd
@@ -125,7 +125,7 @@ func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) err
 
 	progress := newProgress(s.ErrOut)
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, SkipNonManifests: f.skipOther, Stdin: s.In, Skip: set.Ignored, OnFile: progress.file}
-	f.render.Namespace, f.render.KubeVersion = f.namespace, target
+	f.render.Namespace, f.render.KubeVersion, f.render.MaxOutput = f.namespace, target, f.maxFileSize
 	loader.Expand = f.render.Expand
 	disk := newDisk(rep.Rules)
 	res, errs := analyze(ctx, rep.Rules, set.Options(), loader, paths, progress.object, disk)

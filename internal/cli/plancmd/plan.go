@@ -82,7 +82,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&f.durations.Delete, "delete-duration", plan.DefaultDurations.Delete, "how long one profile deletion takes")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "namespace of objects that name none")
 	f.report.Add(fl)
-	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, in bytes")
+	fl.Int64Var(&f.maxFileSize, "max-file-size", manifest.DefaultMaxFileSize, "largest file read, and most a chart or kustomization renders, in bytes")
 	settings.AddFlag(fl, &f.settings)
 	f.render.AddFlags(fl)
 	return cmd
@@ -210,7 +210,7 @@ func loadWorkloads(s streams.Streams, f *flagpole, set *settings.Settings, paths
 	// webhook leaves alone whatever the profiles (the compute-type
 	// annotation, a scheduler of their own).
 	engine := rules.NewEngine(&rules.Context{Namespace: f.namespace, Profiles: []fargate.Profile{}}, nil, rules.Options{})
-	f.render.Namespace, f.render.KubeVersion = f.namespace, target
+	f.render.Namespace, f.render.KubeVersion, f.render.MaxOutput = f.namespace, target, f.maxFileSize
 	loader := &manifest.Loader{MaxFileSize: f.maxFileSize, Stdin: s.In, Expand: f.render.Expand, Skip: set.Ignored}
 	loader.Load(paths, engine.Add, func(e manifest.Error) { rep.Errors = append(rep.Errors, e) })
 	var out []plan.Workload

@@ -185,8 +185,8 @@ func run(ctx context.Context, f *flagpole) (*upgrade.Plan, []error, error) {
 	if len(f.paths) > 0 {
 		f.render.Namespace, f.render.KubeVersion = "default", to
 		facts.Apply = map[string]string{}
-		loader := &manifest.Loader{Skip: set.Ignored, Expand: func(path string, info fs.FileInfo) ([]manifest.Document, bool, error) {
-			docs, handled, err := f.render.Expand(path, info)
+		loader := &manifest.Loader{Skip: set.Ignored, Expand: func(path string, info fs.FileInfo, root string) ([]manifest.Document, bool, error) {
+			docs, handled, err := f.render.Expand(path, info, root)
 			for _, d := range docs { // how the rendered objects are applied
 				facts.Apply[d.File] = applyCommand(path, info)
 			}
