@@ -39,8 +39,10 @@ func (noCluster) InsightFacts(context.Context) (eksapi.InsightFacts, error) {
 }
 
 // TestAWSEndpoint: the EKS, EC2 and IAM APIs on one endpoint, as the daemon
-// serves them, each SDK client reaching its own; unsigned query requests
-// go by their Version.
+// serves them, each SDK client reaching its own; query requests signed
+// without a service in their scope go by their Version; unsigned requests,
+// and requests to a name that is not loopback, are refused by the API they
+// are for, in its error format.
 func TestAWSEndpoint(t *testing.T) {
 	cfg := clusterconfig.Default()
 	iamAPI := iamapi.NewServer(cfg, slog.New(slog.DiscardHandler))
@@ -52,7 +54,7 @@ func TestAWSEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(awsEndpoint(eksapi.NewServer(cfg, store, noCluster{}).Handler(), ec2API, iamAPI))
+	srv := httptest.NewServer(awsEndpoint(eksapi.NewServer(cfg, store, noCluster{}), ec2API, iamAPI))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")
@@ -98,29 +100,99 @@ func TestAWSEndpoint(t *testing.T) {
 		})
 	}
 
-	unsigned := []struct {
-		name string
-		form url.Values
-		want string // the root element of the answer
-	}{
-		{"IAM by its Version", url.Values{"Action": {"GetRole"}, "Version": {iamapi.APIVersion}, "RoleName": {clusterconfig.DefaultPodExecutionRole}}, "<GetRoleResponse"},
-		{"EC2 by its Version", url.Values{"Action": {"DescribeVpcs"}, "Version": {ec2api.APIVersion}}, "<DescribeVpcsResponse"},
-		{"no Version: EC2, as before IAM", url.Values{"Action": {"DescribeVpcs"}}, "<DescribeVpcsResponse"},
+	post := func(t *testing.T, form url.Values, sign bool, host string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if host != "" {
+			req.Host = host
+		}
+		if sign {
+			// The service of the scope is not one the endpoint knows: the
+			// form's Version tells the APIs apart.
+			if err := Sign(req, "unknown", "us-east-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, resp.Header.Get("x-amzn-ErrorType"), string(body)
 	}
-	for _, tt := range unsigned {
+	getRole := url.Values{"Action": {"GetRole"}, "Version": {iamapi.APIVersion}, "RoleName": {clusterconfig.DefaultPodExecutionRole}}
+	describeVpcs := url.Values{"Action": {"DescribeVpcs"}, "Version": {ec2api.APIVersion}}
+	queries := []struct {
+		name   string
+		form   url.Values
+		sign   bool
+		host   string
+		status int
+		want   string // in the answer
+	}{
+		{"IAM by its Version", getRole, true, "", 200, "<GetRoleResponse"},
+		{"EC2 by its Version", describeVpcs, true, "", 200, "<DescribeVpcsResponse"},
+		{"no Version: EC2, as before IAM", url.Values{"Action": {"DescribeVpcs"}}, true, "", 200, "<DescribeVpcsResponse"},
+		{"localhost", describeVpcs, true, "localhost:8780", 200, "<DescribeVpcsResponse"},
+		{"IPv6 loopback", describeVpcs, true, "[::1]:8780", 200, "<DescribeVpcsResponse"},
+		{"IAM unsigned", getRole, false, "", 403, "<Code>MissingAuthenticationToken</Code>"},
+		{"EC2 unsigned", describeVpcs, false, "", 403, "<Code>MissingAuthenticationToken</Code>"},
+		{"IAM to another name", getRole, true, "attacker.example:8780", 403, "<Code>AccessDenied</Code>"},
+		{"EC2 to another name", describeVpcs, true, "attacker.example", 403, "<Code>AccessDenied</Code>"},
+	}
+	for _, tt := range queries {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := http.PostForm(srv.URL, tt.form)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = resp.Body.Close() }()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tt.want) {
-				t.Errorf("status %d, answer %s; want %s", resp.StatusCode, body, tt.want)
+			status, _, body := post(t, tt.form, tt.sign, tt.host)
+			if status != tt.status || !strings.Contains(body, tt.want) {
+				t.Errorf("status %d, answer %s; want %d with %s", status, body, tt.status, tt.want)
 			}
 		})
+	}
+
+	// EKS: a browser's request (no Authorization header), and one through a
+	// name resolved to loopback (DNS rebinding).
+	eksRequest := func(t *testing.T, host string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/clusters/"+cfg.Metadata.Name+"/fargate-profiles",
+			strings.NewReader(`{"fargateProfileName":"x","podExecutionRoleArn":"arn:aws:iam::111122223333:role/x","selectors":[{"namespace":"x"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if host != "" {
+			req.Host = host
+			if err := Sign(req, "eks", "us-east-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("x-amzn-ErrorType"), string(body)
+	}
+	for _, tt := range []struct{ name, host, typ string }{
+		{"EKS unsigned", "", "MissingAuthenticationTokenException"},
+		{"EKS to another name", "attacker.example", "AccessDeniedException"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, typ, body := eksRequest(t, tt.host)
+			if status != http.StatusForbidden || typ != tt.typ || !strings.Contains(body, `"message"`) {
+				t.Errorf("status %d, type %q, answer %s; want 403 %s", status, typ, body, tt.typ)
+			}
+		})
+	}
+	if _, err := eksc.DescribeFargateProfile(ctx, &awseks.DescribeFargateProfileInput{ClusterName: aws.String(cfg.Metadata.Name), FargateProfileName: aws.String("x")}); err == nil {
+		t.Error("a refused request created a Fargate profile")
 	}
 }

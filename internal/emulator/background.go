@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/google/renameio/v2/maybe"
 )
 
 // StartDetached starts self with args (and env added to this process's) in
@@ -172,7 +174,7 @@ func SaveHostProcess(stateDir string, h HostProcess) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(hostProcessFile(stateDir, h.Component), data, 0o600); err != nil {
+	if err := maybe.WriteFile(hostProcessFile(stateDir, h.Component), data, 0o600); err != nil {
 		return fmt.Errorf("recording %s: %w", h.What, err)
 	}
 	return nil

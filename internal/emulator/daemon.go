@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/renameio/v2/maybe"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"golang.org/x/sync/errgroup"
@@ -233,7 +234,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 		return err
 	}
 	ec2.FreeAddresses = addresses.Free
-	awsAPI := awsEndpoint(api.Handler(), ec2, iam)
+	awsAPI := awsEndpoint(api, ec2, iam)
 	servers := []*http.Server{
 		{Handler: awsAPI, ReadHeaderTimeout: 10 * time.Second},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}},
@@ -318,22 +319,6 @@ func daemonExit(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
-}
-
-// awsEndpoint is the emulator's AWS endpoint: EKS (rest-json), EC2 and IAM
-// (both in the query protocol: a form POSTed to /, told apart by the
-// service of the SigV4 credential scope, else by the form's Version).
-func awsEndpoint(eks, ec2, iam http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case iamapi.IsRequest(r):
-			iam.ServeHTTP(w, r)
-		case ec2api.IsRequest(r):
-			ec2.ServeHTTP(w, r)
-		default:
-			eks.ServeHTTP(w, r)
-		}
-	})
 }
 
 // serveVersions keeps the control plane serving the EKS API's version
@@ -428,13 +413,18 @@ func listen(addr, what string) (net.Listener, error) {
 
 // webhookCertificate returns the webhook's self-signed serving certificate,
 // made once and kept in the state directory so that the webhook
-// configuration's caBundle stays valid across restarts.
+// configuration's caBundle stays valid across restarts. Each file is
+// written whole or not at all; a pair that does not load (a crash between
+// the two writes, a file damaged since) is made anew, and the daemon
+// registers the webhook with it.
 func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
 	certPath, keyPath := filepath.Join(dir, "webhook.crt"), filepath.Join(dir, "webhook.key")
 	certPEM, err1 := os.ReadFile(certPath)
 	keyPEM, err2 := os.ReadFile(keyPath)
 	if err1 == nil && err2 == nil {
-		return certPEM, keyPEM, nil
+		if _, err := tls.X509KeyPair(certPEM, keyPEM); err == nil {
+			return certPEM, keyPEM, nil
+		}
 	}
 	certPEM, keyPEM, err = cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {
@@ -443,11 +433,11 @@ func webhookCertificate(dir string) (certPEM, keyPEM []byte, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("making the state directory: %w", err)
 	}
-	if err := os.WriteFile(certPath, certPEM, 0o600); err != nil {
-		return nil, nil, fmt.Errorf("saving the webhook certificate: %w", err)
-	}
-	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+	if err := maybe.WriteFile(keyPath, keyPEM, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("saving the webhook key: %w", err)
+	}
+	if err := maybe.WriteFile(certPath, certPEM, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("saving the webhook certificate: %w", err)
 	}
 	return certPEM, keyPEM, nil
 }

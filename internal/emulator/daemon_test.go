@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -201,6 +202,45 @@ func TestDaemonExit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := daemonExit(tc.ctx, tc.err); !errors.Is(got, tc.want) || (tc.want == nil && got != nil) {
 				t.Errorf("daemonExit = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWebhookCertificateTorn checks that the webhook's certificate is kept
+// across starts, and that a pair that does not load (a key cut short by a
+// crash, a key of another certificate) is made anew rather than stopping
+// the next start.
+func TestWebhookCertificateTorn(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, err := webhookCertificate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := webhookCertificate(dir)
+	if err != nil || string(again) != string(cert) {
+		t.Fatalf("a second start made another certificate (%v)", err)
+	}
+	other := t.TempDir()
+	_, otherKey, err := webhookCertificate(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, damaged := range map[string][]byte{"cut short": key[:len(key)/2], "of another certificate": otherKey} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "webhook.key"), damaged, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			certPEM, keyPEM, err := webhookCertificate(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+				t.Errorf("the pair made anew does not load: %v", err)
+			}
+			onDisk, err := os.ReadFile(filepath.Join(dir, "webhook.key"))
+			if err != nil || string(onDisk) != string(keyPEM) {
+				t.Errorf("the new key is not the one saved (%v)", err)
 			}
 		})
 	}

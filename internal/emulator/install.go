@@ -74,9 +74,9 @@ func AWSEnv(endpoint string) []any {
 	return []any{
 		map[string]any{"name": "AWS_ENDPOINT_URL_EKS", "value": endpoint},
 		map[string]any{"name": "AWS_ENDPOINT_URL_EC2", "value": endpoint},
-		// The emulator accepts any credentials; the SDK wants some.
-		map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": "emulator"},
-		map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": "emulator"},
+		// The emulator accepts any credentials, but refuses unsigned requests.
+		map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": Credentials.AccessKeyID},
+		map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": Credentials.SecretAccessKey},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2/maybe"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -207,7 +208,7 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 			return err
 		}
 		// The API server reaches Services through the daemon (package egress).
-		if err := os.WriteFile(o.egressConfig(), []byte(egress.Config(o.EgressSocket())), 0o600); err != nil {
+		if err := maybe.WriteFile(o.egressConfig(), []byte(egress.Config(o.EgressSocket())), 0o600); err != nil {
 			return fmt.Errorf("writing the API server's egress configuration: %w", err)
 		}
 		extra = append(extra, componentArg{component: ComponentAPIServer, key: "egress-selector-config-file", value: o.egressConfig()}, o.stagesArg())
@@ -455,7 +456,7 @@ func (o *Options) startDaemon() error {
 		args = append(args, "--settings", o.SettingsPath)
 	}
 	started := func(pid int) error {
-		if err := os.WriteFile(o.pidFile(), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+		if err := maybe.WriteFile(o.pidFile(), []byte(strconv.Itoa(pid)), 0o600); err != nil {
 			return fmt.Errorf("writing the daemon pid file: %w", err)
 		}
 		o.say("starting the EKS API, Fargate webhook and fargate-scheduler (pid %d)", pid)
@@ -469,7 +470,11 @@ func (o *Options) startDaemon() error {
 // port meanwhile is not mistaken for it; the daemon then stops, saying
 // that it cannot listen.
 func (o *Options) daemonAnswers() bool {
-	resp, err := http.Get(o.EKSEndpoint() + "/clusters")
+	req, err := http.NewRequest(http.MethodGet, o.EKSEndpoint()+"/clusters", nil)
+	if err != nil || Sign(req, "eks", o.Config.Metadata.Region) != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false
 	}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/renameio/v2/maybe"
+
 	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 )
 
@@ -60,7 +62,7 @@ func (o *Options) writeRecord() error {
 	if err != nil {
 		return fmt.Errorf("recording the emulator: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(o.StateDir, RecordFile), append(data, '\n'), 0o600); err != nil {
+	if err := maybe.WriteFile(filepath.Join(o.StateDir, RecordFile), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("recording the emulator: %w", err)
 	}
 	o.Record = &r

@@ -184,7 +184,7 @@ func envLines(o *emulator.Options) []string {
 		"export KUBECONFIG=" + o.Kubeconfig(),
 		"export AWS_ENDPOINT_URL_EKS=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_EC2=" + o.EKSEndpoint() + " AWS_ENDPOINT_URL_IAM=" + o.EKSEndpoint(),
 		"export AWS_REGION=" + region + " AWS_DEFAULT_REGION=" + region,
-		"export AWS_ACCESS_KEY_ID=emulator AWS_SECRET_ACCESS_KEY=emulator",
+		"export AWS_ACCESS_KEY_ID=" + emulator.Credentials.AccessKeyID + " AWS_SECRET_ACCESS_KEY=" + emulator.Credentials.SecretAccessKey,
 	}
 }
 

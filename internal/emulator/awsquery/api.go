@@ -60,6 +60,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.write(w, http.StatusOK, out)
 }
 
+// Refuse answers e in the service's error document, without reading the
+// request.
+func (a *API) Refuse(w http.ResponseWriter, e Error) {
+	a.write(w, e.Status, a.ErrorDocument(e, uuid.NewString()))
+}
+
 func (a *API) answer(r *http.Request, requestID string) (any, *Error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil || len(body) > MaxBodyBytes {

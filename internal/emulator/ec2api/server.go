@@ -120,6 +120,9 @@ func (s *Server) DNSHostnames() bool {
 // ServeHTTP answers one query request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 
+// Refuse answers e as EC2 does, without reading the request.
+func (s *Server) Refuse(w http.ResponseWriter, e awsquery.Error) { s.api.Refuse(w, e) }
+
 // apiError is an EC2 error.
 type apiError = awsquery.Error
 

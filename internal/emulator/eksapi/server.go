@@ -64,8 +64,16 @@ func NewServer(cfg *clusterconfig.Config, store *Store, cluster ClusterInfo) *Se
 }
 
 // Handler returns the HTTP handler of the API. It accepts any credentials and
-// does not check request signatures.
+// does not check request signatures (the daemon refuses unsigned requests
+// before they reach it).
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Refuse answers an error of type typ (the x-amzn-ErrorType header) and
+// status as EKS does, without reading the request.
+func (s *Server) Refuse(w http.ResponseWriter, status int, typ, message string) {
+	w.Header().Set("x-amzn-RequestId", uuid.NewString())
+	s.writeError(w, &apiError{Type: typ, Status: status, Message: message})
+}
 
 // Run applies the Store's due lifecycle transitions every TickInterval, on the
 // Store's clock, until ctx is done; it then returns nil.

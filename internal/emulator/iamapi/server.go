@@ -84,6 +84,9 @@ func (s *Server) find(name string) (role, bool) {
 // ServeHTTP answers one query request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 
+// Refuse answers e as IAM does, without reading the request.
+func (s *Server) Refuse(w http.ResponseWriter, e awsquery.Error) { s.api.Refuse(w, e) }
+
 // apiError is an IAM error. Errors of status 5xx are the service's (Type
 // Receiver), the others the caller's (Sender).
 type apiError = awsquery.Error
