@@ -299,6 +299,19 @@ func TestEvictionIntervalMinimum(t *testing.T) {
 	}
 }
 
+// TestEvictionCapsMinimum: a cap on the rebalancer's evictions under one is
+// a usage error naming the flag.
+func TestEvictionCapsMinimum(t *testing.T) {
+	for _, flag := range []string{"--workload-evictions-per-hour", "--evictions-per-minute"} {
+		for _, v := range []string{"0", "-3"} {
+			code, _, stderr := run(t, "", "spread", "serve", "--certificate-secret", "tls", "--service", "spread", flag, v)
+			if code != 2 || !strings.Contains(stderr, flag+" "+v+": must be at least 1") {
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 2 naming the flag and its minimum", flag, v, code, stderr)
+			}
+		}
+	}
+}
+
 // TestUnknownSubcommand: a mistyped subcommand of a group is an error (exit
 // 2) that names it and suggests the command meant, as kubectl does; the
 // group alone still shows its help.

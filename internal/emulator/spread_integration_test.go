@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -192,6 +193,17 @@ func TestIntegrationSpread(t *testing.T) {
 	metrics, pid := c.installSpread(env, "--eviction-interval", "1s")
 	c.checkChart()
 
+	// A workload that pins its per-AZ profile stays where it chose, 3/0/0,
+	// and is never evicted (it would come back there): checked at the end,
+	// after minutes of the rebalancer at work.
+	pinned := spreadDeployment("apps", "pinned", 3)
+	pinned.Spec.Template.Labels[fargate.ProfileLabel] = "apps-us-east-1a"
+	c.deploy(pinned)
+	if load := c.settled("apps", "pinned", 3); load["us-east-1a"] != 3 {
+		t.Errorf("a Deployment pinned to apps-us-east-1a: %v, want all 3 there", load)
+	}
+	pinnedPods := podNames(t, c, "apps", "pinned")
+
 	began := time.Now()
 	c.deploy(spreadDeployment("apps", "web", 3))
 	if load := c.settled("apps", "web", 3); spread.Skew(load, zones) != 0 {
@@ -311,6 +323,17 @@ func TestIntegrationSpread(t *testing.T) {
 	}
 	if len(events.Items) < 4 {
 		t.Errorf("%d SpreadRebalance events on Deployment lopsided, want one per eviction and one per blocked try", len(events.Items))
+	}
+
+	if got := metric(t, metrics, `fargatekit_spread_rebalance_skipped_total{reason="pinned"}`); got == 0 {
+		t.Error("the rebalancer never looked at the pinned Deployment (no skip with reason pinned)")
+	}
+	if after := podNames(t, c, "apps", "pinned"); !slices.Equal(after, pinnedPods) {
+		t.Errorf("the pinned Deployment's pods were replaced: %v, then %v", pinnedPods, after)
+	}
+	events, err = c.kube.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Deployment,involvedObject.name=pinned,reason=SpreadRebalance"})
+	if err != nil || len(events.Items) != 0 {
+		t.Errorf("SpreadRebalance events on the pinned Deployment: %d (%v), want none", len(events.Items), err)
 	}
 
 	out, errOut, code = c.fargatekit(env, "spread", "uninstall", "--emulator", "--state-dir", c.state)
@@ -457,4 +480,19 @@ func replicaSet(t *testing.T, c *cluster, ns, deployment string) string {
 		t.Fatalf("the ReplicaSets of %s: %v (%d)", deployment, err, len(rss.Items))
 	}
 	return rss.Items[0].Name
+}
+
+// podNames lists, sorted, the pods of a Deployment (by its app label).
+func podNames(t *testing.T, c *cluster, ns, app string) []string {
+	t.Helper()
+	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -186,6 +186,9 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "refresh": "0s"}, "/refresh"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "0s"}}, "/rebalancer/evictionInterval"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "500ms"}}, "/rebalancer/evictionInterval"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"workloadEvictionsPerHour": 0}}, "/rebalancer/workloadEvictionsPerHour"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionsPerMinute": -1}}, "/rebalancer/evictionsPerMinute"},
+		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionsPerMinute": "5"}}, "/rebalancer/evictionsPerMinute"},
 		{map[string]any{"clusterName": "prod", "method": "node-selector", "zones": map[string]any{"apps-a": "us-east-1a"}}, "zones: the AZs of per-AZ profiles go with method: profile"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
 	} {

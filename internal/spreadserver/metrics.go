@@ -11,6 +11,7 @@ type Metrics struct {
 	latency       prometheus.Histogram
 	skew          *prometheus.GaugeVec
 	evictions     *prometheus.CounterVec
+	skipped       *prometheus.CounterVec
 	refreshErrors prometheus.Counter
 	profiles      prometheus.Gauge
 	refreshed     prometheus.Gauge
@@ -40,6 +41,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "fargatekit_spread_evictions_total",
 			Help: "Rebalancing evictions, by result: evicted, blocked (a PodDisruptionBudget refused), dry-run, or failed.",
 		}, []string{"result"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fargatekit_spread_rebalance_skipped_total",
+			Help: "Times the rebalancer left a skewed workload alone, by reason: pinned (its template chooses its profile or zone), rollout, unknown-owner (a ReplicaSet not of a Deployment), misplaced (a pod runs away from the AZ spread chose), workload-cap, cluster-cap, unreadable.",
+		}, []string{"reason"}),
 		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fargatekit_spread_zone_refresh_errors_total",
 			Help: "Failed reads of the per-AZ profiles from the EKS and EC2 APIs; the last known mapping stays in use.",
@@ -53,12 +58,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "When the per-AZ profiles were last read successfully (Unix time).",
 		}),
 	}
-	reg.MustRegister(m.admissions, m.placements, m.latency, m.skew, m.evictions, m.refreshErrors, m.profiles, m.refreshed)
+	reg.MustRegister(m.admissions, m.placements, m.latency, m.skew, m.evictions, m.skipped, m.refreshErrors, m.profiles, m.refreshed)
 	for _, r := range []string{"placed", "untouched", "error"} {
 		m.admissions.WithLabelValues(r)
 	}
 	for _, r := range []string{"evicted", "blocked", "dry-run", "failed"} {
 		m.evictions.WithLabelValues(r)
+	}
+	for _, r := range skipReasons {
+		m.skipped.WithLabelValues(r)
 	}
 	return m
 }

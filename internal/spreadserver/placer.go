@@ -95,11 +95,7 @@ func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]a
 	start := time.Now()
 	defer func() { p.metrics.latency.Observe(time.Since(start).Seconds()) }()
 	zones := p.Zones()
-	_, chosen := pod.Labels[fargate.ProfileLabel]
-	if zones.Method() == spread.ByNodeSelector {
-		_, chosen = pod.Spec.NodeSelector[corev1.LabelTopologyZone]
-	}
-	if chosen || (p.Synced != nil && !p.Synced()) {
+	if spread.Pinned(zones.Method(), pod.Labels, pod.Spec.NodeSelector) || (p.Synced != nil && !p.Synced()) {
 		p.metrics.admissions.WithLabelValues("untouched").Inc()
 		return nil, nil
 	}
@@ -221,18 +217,26 @@ func (p *Placer) recentFor() time.Duration {
 // runs, whatever was asked), else the one spread chose, else its per-AZ
 // profile's; "" when none is known yet.
 func (p *Placer) ZoneOf(pod *corev1.Pod) string {
-	if pod.Spec.NodeName != "" && p.nodes != nil {
-		if obj, ok, _ := p.nodes.GetByKey(pod.Spec.NodeName); ok {
-			if z := obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]; z != "" {
-				return z
-			}
-		}
+	if z := p.nodeZone(pod); z != "" {
+		return z
 	}
 	if z := pod.Annotations[spread.ZoneAnnotation]; z != "" {
 		return z
 	}
 	z, _ := p.Zones().Zone(pod.Labels[fargate.ProfileLabel])
 	return z
+}
+
+// nodeZone is the zone of the node a pod runs on, "" when not known.
+func (p *Placer) nodeZone(pod *corev1.Pod) string {
+	if pod.Spec.NodeName == "" || p.nodes == nil {
+		return ""
+	}
+	obj, ok, _ := p.nodes.GetByKey(pod.Spec.NodeName)
+	if !ok {
+		return ""
+	}
+	return obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
 }
 
 // StripPod keeps of a pod what the placer and the rebalancer read, so

@@ -30,6 +30,30 @@ const (
 	backOff         = time.Minute
 )
 
+// The caps on evictions, unless set otherwise (--workload-evictions-per-hour,
+// --evictions-per-minute): a workload that comes back skewed whatever is
+// evicted (a wrong mapping of profiles to AZs, a webhook that is down) is
+// evicted a few times an hour, not forever.
+const (
+	DefaultWorkloadEvictionsPerHour = 6
+	DefaultEvictionsPerMinute       = 5
+)
+
+// Why the rebalancer leaves a skewed workload alone: the values of the
+// reason label of fargatekit_spread_rebalance_skipped_total.
+const (
+	skipPinned       = "pinned"        // its template chooses its profile or zone: the webhook leaves its pods alone
+	skipRollout      = "rollout"       // a rollout is replacing its pods
+	skipUnknownOwner = "unknown-owner" // its ReplicaSet's controller is not a Deployment (Argo Rollouts, ...)
+	skipMisplaced    = "misplaced"     // a pod runs in another AZ than spread sent it to
+	skipWorkloadCap  = "workload-cap"  // evicted WorkloadEvictionsPerHour times in the last hour
+	skipClusterCap   = "cluster-cap"   // EvictionsPerMinute evictions in the last minute
+	skipUnreadable   = "unreadable"    // its controller cannot be read
+)
+
+// skipReasons are the reasons, for the metric's series.
+var skipReasons = []string{skipPinned, skipRollout, skipUnknownOwner, skipMisplaced, skipWorkloadCap, skipClusterCap, skipUnreadable}
+
 // Rebalancer evicts, one pod at a time, from the fullest AZ of each
 // opted-in workload whose Fargate pods are skewed by more than one.
 type Rebalancer struct {
@@ -41,11 +65,21 @@ type Rebalancer struct {
 	// without making them.
 	DryRun  bool
 	Metrics *Metrics
-	now     func() time.Time
+	// WorkloadEvictionsPerHour caps a workload's evictions in any hour,
+	// EvictionsPerMinute the cluster's in any minute; 0 means the default.
+	WorkloadEvictionsPerHour, EvictionsPerMinute int
+	now                                          func() time.Time
 
 	// waiting holds, per controller, what ends its wait after an eviction
 	// or a back-off.
 	waiting map[types.UID]wait
+	// evicted holds when each controller's pods were evicted in the last
+	// hour, and all holds the cluster's evictions of the last minute.
+	evicted map[types.UID][]time.Time
+	all     []time.Time
+	// misplaced holds the controllers a pod of which runs away from the AZ
+	// spread sent it to: spread stops acting on them until it restarts.
+	misplaced map[types.UID]bool
 }
 
 // wait is a workload left alone until a time, or until it has ready Ready
@@ -67,7 +101,7 @@ type group struct {
 // whether it evicted one.
 func (r *Rebalancer) Pass(ctx context.Context) bool {
 	if r.waiting == nil {
-		r.waiting = map[types.UID]wait{}
+		r.waiting, r.evicted, r.misplaced = map[types.UID]wait{}, map[types.UID][]time.Time{}, map[types.UID]bool{}
 	}
 	now := time.Now
 	if r.now != nil {
@@ -96,6 +130,17 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		}
 		ownerName := g.owner.Kind + "/" + g.owner.Name
 		r.Metrics.skew.WithLabelValues(g.ns, ownerName).Set(float64(spread.Skew(load, names)))
+		if r.misplaced[g.owner.UID] {
+			r.skip(skipMisplaced)
+			continue
+		}
+		if pod, sent, runs := r.misplacedPod(g); pod != "" {
+			r.misplaced[g.owner.UID] = true
+			r.skip(skipMisplaced)
+			ref, _ := r.workload(ctx, g)
+			r.event(ctx, g.ns, ref, "misplaced", fmt.Sprintf("pod %s was sent to %s and runs in %s: the per-AZ profiles (or --zones) do not place pods where spread chooses; spread stops rebalancing this workload until it restarts", pod, sent, runs))
+			continue
+		}
 		if r.waits(ctx, g, ready, now()) {
 			continue // the replacement of the last eviction is not Ready yet, or backing off
 		}
@@ -104,18 +149,59 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		if !ok {
 			continue
 		}
-		ref, settled := r.workload(ctx, g)
-		if !settled {
-			continue // a rollout replaces these pods anyway
+		ref, why := r.workload(ctx, g)
+		if why == "" {
+			why = r.capped(g.owner.UID, now())
+		}
+		if why != "" {
+			r.skip(why)
+			continue
 		}
 		if r.evict(ctx, g, ref, victim, load) {
 			r.waiting[g.owner.UID] = wait{ready: ready, until: now().Add(waitReplacement)}
+			r.evicted[g.owner.UID] = append(r.evicted[g.owner.UID], now())
+			r.all = append(r.all, now())
 			return true
 		}
 		// Not evicted: leave this workload alone for a while, go on with the others.
 		r.waiting[g.owner.UID] = wait{until: now().Add(backOff)}
 	}
 	return false
+}
+
+// skip counts a skewed workload left alone, by reason.
+func (r *Rebalancer) skip(reason string) { r.Metrics.skipped.WithLabelValues(reason).Inc() }
+
+// misplacedPod returns a pod of g that runs on a node of another AZ than
+// the one spread sent it to, with both AZs; "" when there is none.
+func (r *Rebalancer) misplacedPod(g group) (pod, sent, runs string) {
+	for _, p := range g.pods {
+		sent, runs := p.Annotations[spread.ZoneAnnotation], r.Placer.nodeZone(p)
+		if sent != "" && runs != "" && sent != runs {
+			return p.Name, sent, runs
+		}
+	}
+	return "", "", ""
+}
+
+// capped returns why an eviction from the controller uid now would pass a
+// cap, "" when it would not; it forgets evictions older than the caps look.
+func (r *Rebalancer) capped(uid types.UID, now time.Time) string {
+	recent := func(ts []time.Time, d time.Duration) []time.Time {
+		return slices.DeleteFunc(ts, func(t time.Time) bool { return now.Sub(t) >= d })
+	}
+	r.all = recent(r.all, time.Minute)
+	r.evicted[uid] = recent(r.evicted[uid], time.Hour)
+	if len(r.evicted[uid]) == 0 {
+		delete(r.evicted, uid)
+	}
+	switch {
+	case len(r.evicted[uid]) >= cmp.Or(r.WorkloadEvictionsPerHour, DefaultWorkloadEvictionsPerHour):
+		return skipWorkloadCap
+	case len(r.all) >= cmp.Or(r.EvictionsPerMinute, DefaultEvictionsPerMinute):
+		return skipClusterCap
+	}
+	return ""
 }
 
 // waits reports whether a workload with ready Ready pods is still left
@@ -230,41 +316,67 @@ func (r *Rebalancer) evict(ctx context.Context, g group, ref corev1.ObjectRefere
 }
 
 // workload returns the top of a group's owner chain (a Deployment rather
-// than its ReplicaSet), and whether it is settled: not in the middle of a
-// rollout, which replaces the pods anyway (and whose old ReplicaSet's pods
-// must not be rebalanced).
-func (r *Rebalancer) workload(ctx context.Context, g group) (corev1.ObjectReference, bool) {
+// than its ReplicaSet), and why its pods must not be evicted, "" when they
+// may: its template pins their profile or zone (the webhook would send the
+// replacement back where it was); a rollout is replacing them (and an old
+// ReplicaSet's pods must not be rebalanced; a StatefulSet mid-update,
+// OnDelete above all, would be updated by the eviction); or its
+// ReplicaSet's controller is one spread does not know (Argo Rollouts),
+// whose rollouts it cannot see.
+func (r *Rebalancer) workload(ctx context.Context, g group) (corev1.ObjectReference, string) {
 	ref := corev1.ObjectReference{Kind: g.owner.Kind, APIVersion: g.owner.APIVersion, Name: g.owner.Name, Namespace: g.ns, UID: g.owner.UID}
-	if g.owner.Kind != "ReplicaSet" {
-		return ref, true
+	method := r.Placer.Zones().Method()
+	if g.owner.Kind == "StatefulSet" {
+		ss, err := r.Client.AppsV1().StatefulSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{})
+		switch {
+		case err != nil || ss.Spec.Replicas == nil:
+			return ref, skipUnreadable
+		case spread.Pinned(method, ss.Spec.Template.Labels, ss.Spec.Template.Spec.NodeSelector):
+			return ref, skipPinned
+		}
+		want := *ss.Spec.Replicas
+		if ss.Status.ObservedGeneration < ss.Generation || ss.Status.UpdateRevision != ss.Status.CurrentRevision ||
+			ss.Status.UpdatedReplicas != want || ss.Status.Replicas != want {
+			return ref, skipRollout
+		}
+		return ref, ""
 	}
 	rs, err := r.Client.AppsV1().ReplicaSets(g.ns).Get(ctx, g.owner.Name, metav1.GetOptions{})
 	if err != nil {
-		return ref, false
+		return ref, skipUnreadable
+	}
+	if spread.Pinned(method, rs.Spec.Template.Labels, rs.Spec.Template.Spec.NodeSelector) {
+		return ref, skipPinned
 	}
 	c := metav1.GetControllerOfNoCopy(rs)
 	if c == nil {
-		return ref, true
+		return ref, "" // a ReplicaSet of its own
 	}
 	ref = corev1.ObjectReference{Kind: c.Kind, APIVersion: c.APIVersion, Name: c.Name, Namespace: g.ns, UID: c.UID}
 	if c.Kind != "Deployment" {
-		return ref, true
+		return ref, skipUnknownOwner
 	}
 	d, err := r.Client.AppsV1().Deployments(g.ns).Get(ctx, c.Name, metav1.GetOptions{})
 	if err != nil || d.Spec.Replicas == nil {
-		return ref, false
+		return ref, skipUnreadable
 	}
 	want := *d.Spec.Replicas
 	settled := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want &&
 		rs.Spec.Replicas != nil && *rs.Spec.Replicas == want
-	return ref, settled
+	if !settled {
+		return ref, skipRollout
+	}
+	return ref, ""
 }
 
 // event records an event on the workload.
 func (r *Rebalancer) event(ctx context.Context, ns string, ref corev1.ObjectReference, result, msg string) {
 	typ, reason := corev1.EventTypeNormal, "SpreadRebalance"
-	if result == "blocked" || result == "failed" {
+	switch result {
+	case "blocked", "failed":
 		typ = corev1.EventTypeWarning
+	case "misplaced":
+		typ, reason = corev1.EventTypeWarning, "SpreadMisplaced"
 	}
 	now := metav1.Now()
 	ev := &corev1.Event{

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
@@ -61,8 +62,13 @@ func TestRebalancerPass(t *testing.T) {
 		obj, _, _ := pods.GetByKey("apps/" + e.Name)
 		return true, nil, pods.Delete(obj)
 	})
-	r := &Rebalancer{Client: client, Placer: p, Metrics: p.metrics, now: func() time.Time { return *now }}
 	ctx := context.Background()
+	for _, name := range []string{"a-held", "b-free"} {
+		if _, err := client.AppsV1().StatefulSets("apps").Create(ctx, statefulSet(name, 3), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Rebalancer{Client: client, Placer: p, Metrics: p.metrics, now: func() time.Time { return *now }}
 	blocked := func() float64 { return testutil.ToFloat64(p.metrics.evictions.WithLabelValues("blocked")) }
 	if !r.Pass(ctx) || len(evicted) != 1 || evicted[0] != "b-free-2" || blocked() != 1 {
 		t.Fatalf("first pass: evicted %v, %v blocked; want a-held refused, then b-free-2 (the youngest) evicted", evicted, blocked())
@@ -76,9 +82,7 @@ func TestRebalancerPass(t *testing.T) {
 	}
 	// b-free is scaled down to its two Ready pods before the replacement
 	// came: the wait is over, and its skew (both in one AZ) is evened out.
-	two := int32(2)
-	if _, err := client.AppsV1().StatefulSets("apps").Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "b-free", Namespace: "apps"},
-		Spec: appsv1.StatefulSetSpec{Replicas: &two}}, metav1.CreateOptions{}); err != nil {
+	if _, err := client.AppsV1().StatefulSets("apps").Update(ctx, statefulSet("b-free", 2), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !r.Pass(ctx) || len(evicted) != 2 || evicted[1] != "b-free-1" {
@@ -87,4 +91,170 @@ func TestRebalancerPass(t *testing.T) {
 	if got := testutil.ToFloat64(p.metrics.skew.WithLabelValues("apps", "StatefulSet/a-held")); got != 3 {
 		t.Errorf("skew of a-held = %v, want 3", got)
 	}
+}
+
+// statefulSet is a settled StatefulSet of n replicas: every replica at its
+// current revision.
+func statefulSet(name string, n int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "apps", Generation: 1},
+		Spec:       appsv1.StatefulSetSpec{Replicas: &n},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: n, UpdatedReplicas: n,
+			CurrentRevision: name + "-1", UpdateRevision: name + "-1"},
+	}
+}
+
+// TestRebalancerRefuses checks each skewed workload the rebalancer must
+// leave alone, with the reason it counts, beside the near misses it
+// evicts from.
+func TestRebalancerRefuses(t *testing.T) {
+	pinned := map[string]string{fargate.ProfileLabel: "apps-us-east-1a"}
+	tests := []struct {
+		name   string
+		kind   string // of the pods' controller
+		object func() runtime.Object
+		setup  func(t *testing.T, r *Rebalancer, p *Placer, pods cache.Indexer)
+		skip   string // the reason counted; "" when a pod is evicted
+	}{{
+		name: "a StatefulSet, settled", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("w", 3) },
+	}, {
+		name: "a StatefulSet whose template pins its profile", kind: "StatefulSet",
+		object: func() runtime.Object {
+			ss := statefulSet("w", 3)
+			ss.Spec.Template.Labels = pinned
+			return ss
+		},
+		skip: skipPinned,
+	}, {
+		name: "a StatefulSet mid-update (OnDelete)", kind: "StatefulSet",
+		object: func() runtime.Object {
+			ss := statefulSet("w", 3)
+			ss.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+			ss.Status.UpdateRevision, ss.Status.UpdatedReplicas = "w-2", 1
+			return ss
+		},
+		skip: skipRollout,
+	}, {
+		name: "a StatefulSet not yet observed", kind: "StatefulSet",
+		object: func() runtime.Object {
+			ss := statefulSet("w", 3)
+			ss.Generation = 2
+			return ss
+		},
+		skip: skipRollout,
+	}, {
+		name: "a ReplicaSet of its own", kind: "ReplicaSet",
+		object: func() runtime.Object { return replicaSet(nil, nil) },
+	}, {
+		name: "a ReplicaSet whose template pins its profile", kind: "ReplicaSet",
+		object: func() runtime.Object { return replicaSet(pinned, nil) },
+		skip:   skipPinned,
+	}, {
+		name: "a ReplicaSet of an Argo Rollout", kind: "ReplicaSet",
+		object: func() runtime.Object {
+			return replicaSet(nil, &metav1.OwnerReference{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Name: "w", UID: "rollout", Controller: new(true)})
+		},
+		skip: skipUnknownOwner,
+	}, {
+		name: "a StatefulSet that cannot be read", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("other", 3) },
+		skip:   skipUnreadable,
+	}, {
+		name: "a pod running away from the AZ spread sent it to", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("w", 3) },
+		setup: func(t *testing.T, _ *Rebalancer, p *Placer, pods cache.Indexer) {
+			if err := p.nodes.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "fargate-b", Labels: map[string]string{corev1.LabelTopologyZone: "us-east-1b"}}}); err != nil {
+				t.Fatal(err)
+			}
+			obj, _, _ := pods.GetByKey("apps/w-0")
+			pod := obj.(*corev1.Pod).DeepCopy()
+			pod.Spec.NodeName = "fargate-b" // sent to us-east-1a (the annotation), runs in us-east-1b
+			if err := pods.Update(pod); err != nil {
+				t.Fatal(err)
+			}
+		},
+		skip: skipMisplaced,
+	}, {
+		name: "a workload evicted as often as an hour allows", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("w", 3) },
+		setup: func(t *testing.T, r *Rebalancer, _ *Placer, _ cache.Indexer) {
+			r.WorkloadEvictionsPerHour = 2
+			r.evicted = map[types.UID][]time.Time{"w": {r.now().Add(-59 * time.Minute), r.now().Add(-time.Minute)}}
+		},
+		skip: skipWorkloadCap,
+	}, {
+		name: "near miss: the oldest of those evictions an hour ago", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("w", 3) },
+		setup: func(t *testing.T, r *Rebalancer, _ *Placer, _ cache.Indexer) {
+			r.WorkloadEvictionsPerHour = 2
+			r.evicted = map[types.UID][]time.Time{"w": {r.now().Add(-time.Hour), r.now().Add(-time.Minute)}}
+		},
+	}, {
+		name: "a cluster that evicted as often as a minute allows", kind: "StatefulSet",
+		object: func() runtime.Object { return statefulSet("w", 3) },
+		setup: func(t *testing.T, r *Rebalancer, _ *Placer, _ cache.Indexer) {
+			r.EvictionsPerMinute = 1
+			r.all = []time.Time{r.now().Add(-30 * time.Second)}
+		},
+		skip: skipClusterCap,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, pods, now := newPlacer(t)
+			skewed(t, pods, tc.kind, "w", 3)
+			client := fake.NewClientset(tc.object())
+			var evicted []string
+			client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() == "eviction" {
+					evicted = append(evicted, a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name)
+				}
+				return true, nil, nil
+			})
+			r := &Rebalancer{Client: client, Placer: p, Metrics: p.metrics, now: func() time.Time { return *now },
+				waiting: map[types.UID]wait{}, evicted: map[types.UID][]time.Time{}, misplaced: map[types.UID]bool{}}
+			if tc.setup != nil {
+				tc.setup(t, r, p, pods)
+			}
+			ctx := context.Background()
+			got := r.Pass(ctx)
+			if tc.skip == "" {
+				if !got || len(evicted) != 1 {
+					t.Errorf("evicted %v, want one pod", evicted)
+				}
+				return
+			}
+			if got || len(evicted) != 0 {
+				t.Errorf("evicted %v, want none", evicted)
+			}
+			if n := testutil.ToFloat64(p.metrics.skipped.WithLabelValues(tc.skip)); n != 1 {
+				t.Errorf("skipped %s = %v, want 1", tc.skip, n)
+			}
+			if tc.skip == skipMisplaced {
+				events, err := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
+				if err != nil || len(events.Items) != 1 || events.Items[0].Reason != "SpreadMisplaced" || events.Items[0].Type != corev1.EventTypeWarning {
+					t.Errorf("events %+v (%v), want one Warning SpreadMisplaced", events, err)
+				}
+				*now = now.Add(time.Hour)
+				if r.Pass(ctx) || len(evicted) != 0 {
+					t.Errorf("an hour later: evicted %v; spread stops acting on the workload", evicted)
+				}
+				if events, _ := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{}); len(events.Items) != 1 {
+					t.Errorf("an hour later: %d events, want the one", len(events.Items))
+				}
+			}
+		})
+	}
+}
+
+// replicaSet is the ReplicaSet w of 3 replicas with a template of these
+// labels, controlled by owner (none when nil).
+func replicaSet(labels map[string]string, owner *metav1.OwnerReference) *appsv1.ReplicaSet {
+	n := int32(3)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "apps"},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &n, Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}}}
+	if owner != nil {
+		rs.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	return rs
 }

@@ -65,8 +65,11 @@ type Options struct {
 	Rebalance        bool
 	DryRun           bool
 	EvictionInterval time.Duration
-	Namespace        string
-	Identity         string
+	// WorkloadEvictionsPerHour and EvictionsPerMinute cap the rebalancer's
+	// evictions (see Rebalancer); 0 means the default.
+	WorkloadEvictionsPerHour, EvictionsPerMinute int
+	Namespace                                    string
+	Identity                                     string
 	// Ready, if set, is closed once the webhook serves.
 	Ready chan<- struct{}
 }
@@ -207,7 +210,8 @@ func Serve(ctx context.Context, o Options) error {
 	var leading sync.WaitGroup
 	defer leading.Wait() // the lease is released before Serve returns
 	if o.Rebalance {
-		r := &Rebalancer{Client: o.Client, Placer: placer, Namespaces: nsInformer.GetIndexer(), DryRun: o.DryRun, Metrics: m}
+		r := &Rebalancer{Client: o.Client, Placer: placer, Namespaces: nsInformer.GetIndexer(), DryRun: o.DryRun, Metrics: m,
+			WorkloadEvictionsPerHour: o.WorkloadEvictionsPerHour, EvictionsPerMinute: o.EvictionsPerMinute}
 		leading.Go(func() { lead(ctx, o, func(ctx context.Context) { rebalance(ctx, r, o.EvictionInterval, &synced) }) })
 	}
 	slog.Info("spread serving", "webhook", webhookLn.Addr().String(), "metrics", metricsLn.Addr().String(), "rebalance", o.Rebalance, "dryRun", o.DryRun)

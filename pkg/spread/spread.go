@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -254,6 +256,19 @@ func Skew(load map[string]int, zones []string) int {
 		lo, hi = min(lo, load[z]), max(hi, load[z])
 	}
 	return hi - lo
+}
+
+// Pinned reports whether a pod (or a pod template) with these labels and
+// node selector chose its own profile (or, with ByNodeSelector, its own
+// zone): the webhook leaves such a pod as it is, so evicting it to
+// rebalance would only bring it back where it was.
+func Pinned(m Method, labels, nodeSelector map[string]string) bool {
+	if m == ByNodeSelector {
+		_, ok := nodeSelector[corev1.LabelTopologyZone]
+		return ok
+	}
+	_, ok := labels[fargate.ProfileLabel]
+	return ok
 }
 
 // Member is one pod of an owner, as the rebalancer sees it.

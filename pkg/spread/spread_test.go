@@ -288,3 +288,25 @@ func TestZoneSelectors(t *testing.T) {
 		t.Error("ParseMethod accepts nodeSelector")
 	}
 }
+
+// TestPinned checks which pods choose their own profile or zone, by method.
+func TestPinned(t *testing.T) {
+	profile := map[string]string{fargate.ProfileLabel: "apps-us-east-1a"}
+	zone := map[string]string{"topology.kubernetes.io/zone": "us-east-1a"}
+	for _, tc := range []struct {
+		name             string
+		method           Method
+		labels, selector map[string]string
+		want             bool
+	}{
+		{"a profile label", ByProfile, profile, nil, true},
+		{"near miss: other labels", ByProfile, map[string]string{"app": "web"}, nil, false},
+		{"near miss: a zone selector, by profile", ByProfile, nil, zone, false},
+		{"a zone selector", ByNodeSelector, nil, zone, true},
+		{"near miss: a profile label, by node selector", ByNodeSelector, profile, nil, false},
+	} {
+		if got := Pinned(tc.method, tc.labels, tc.selector); got != tc.want {
+			t.Errorf("%s: Pinned = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

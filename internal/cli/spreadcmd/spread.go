@@ -96,6 +96,9 @@ func newServe() *cobra.Command {
 			if err := checkEvictionInterval(o.EvictionInterval); err != nil {
 				return err
 			}
+			if err := checkCaps(o.WorkloadEvictionsPerHour, o.EvictionsPerMinute); err != nil {
+				return err
+			}
 			var err error
 			if o.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
@@ -148,6 +151,8 @@ func newServe() *cobra.Command {
 	fl.BoolVar(&o.Rebalance, "rebalance", true, "run the rebalancer (on the replica holding the lease)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "the rebalancer says which pods it would evict (log, event, metric) and evicts none")
 	fl.DurationVar(&o.EvictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
+	fl.IntVar(&o.WorkloadEvictionsPerHour, "workload-evictions-per-hour", spreadserver.DefaultWorkloadEvictionsPerHour, "at most this many rebalancing evictions of one workload's pods in any hour")
+	fl.IntVar(&o.EvictionsPerMinute, "evictions-per-minute", spreadserver.DefaultEvictionsPerMinute, "at most this many rebalancing evictions in the cluster in any minute")
 	fl.StringVar(&o.Namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "kube-system"), "namespace spread runs in: its Lease, certificate Secret and Service (default: POD_NAMESPACE, else kube-system)")
 	fl.StringVar(&o.Identity, "identity", os.Getenv("POD_NAME"), "this replica's name in the Lease (default: POD_NAME, else host and pid)")
 	return cmd
@@ -164,6 +169,18 @@ const minEvictionInterval = time.Second
 func checkEvictionInterval(d time.Duration) error {
 	if d < minEvictionInterval {
 		return fmt.Errorf("--eviction-interval %s: must be at least %s, the time between two rebalancing evictions", d, minEvictionInterval)
+	}
+	return nil
+}
+
+// checkCaps refuses caps on evictions below one: zero would stop the
+// rebalancer without saying so (--rebalance=false does that).
+func checkCaps(perHour, perMinute int) error {
+	switch {
+	case perHour < 1:
+		return fmt.Errorf("--workload-evictions-per-hour %d: must be at least 1 (--rebalance=false turns the rebalancer off)", perHour)
+	case perMinute < 1:
+		return fmt.Errorf("--evictions-per-minute %d: must be at least 1 (--rebalance=false turns the rebalancer off)", perMinute)
 	}
 	return nil
 }
