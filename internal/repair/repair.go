@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
@@ -20,6 +23,8 @@ import (
 type Drift struct {
 	Workload *live.Workload
 	Command  string
+	// Skipped says why Run left the workload as it was; "" otherwise.
+	Skipped string
 }
 
 // Drifted lists the workloads with a drift finding, in the analysis' order
@@ -48,6 +53,12 @@ type Restarter struct {
 	// DeleteBarePods deletes the drifted pods that no controller owns.
 	// Nothing recreates them, so it is the user's choice.
 	DeleteBarePods bool
+	// AllowRecreate restarts Deployments whose strategy is Recreate, which
+	// stops every pod before the new ones start: an outage.
+	AllowRecreate bool
+	// Settings are the Fargate settings the refusals are judged by; nil
+	// means fargate.DefaultSettings.
+	Settings *fargate.Settings
 	// Progress receives what is done to each workload as it is done; nil
 	// discards it.
 	Progress io.Writer
@@ -78,7 +89,7 @@ func (r *Restarter) Run(ctx context.Context, drifts []Drift) (Result, error) {
 	for i, d := range drifts {
 		ref := d.Workload.Object.Ref
 		fmt.Fprintf(progress, "[%d/%d] %s: ", i+1, len(drifts), ref)
-		done, err := r.restart(ctx, d.Workload)
+		done, why, err := r.restart(ctx, d.Workload)
 		if err != nil {
 			fmt.Fprintln(progress, "failed")
 			res.Left = drifts[i:]
@@ -90,6 +101,7 @@ func (r *Restarter) Run(ctx context.Context, drifts []Drift) (Result, error) {
 		case deletedPod:
 			res.Deleted = append(res.Deleted, d)
 		default:
+			d.Skipped = why
 			res.Skipped = append(res.Skipped, d)
 		}
 	}
@@ -114,53 +126,71 @@ const (
 
 // restart recreates a workload's pods and waits until they run on Fargate.
 // Deployments and StatefulSets (rolling update) are restarted; a bare pod is
-// deleted when DeleteBarePods says so; anything else is skipped.
-func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, error) {
+// deleted when DeleteBarePods says so; anything else is skipped, with why.
+// Nothing is restarted that Fargate would refuse (its new pods would stay
+// Pending, and the workload short of replicas), nor a Recreate Deployment
+// unless AllowRecreate. A rollout that does not complete is undone.
+func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	progress := r.progress()
+	skip := func(why string) (outcome, string, error) {
+		fmt.Fprintln(progress, "skipped: "+why)
+		return skippedWorkload, why, nil
+	}
 	ref := w.Object.Ref
 	switch ref.Kind {
 	case "Deployment":
+		if d, ok := w.Object.Typed.(*appsv1.Deployment); ok && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType && !r.AllowRecreate {
+			return skip("its strategy is Recreate, so a restart stops every pod before new ones start (an outage); --allow-recreate restarts it anyway")
+		}
 	case "StatefulSet":
 		if sts, ok := w.Object.Typed.(*appsv1.StatefulSet); ok && sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
-			fmt.Fprintln(progress, "skipped: its update strategy is OnDelete, so a restart recreates no pod; delete its pods one at a time")
-			return skippedWorkload, nil
+			return skip("its update strategy is OnDelete, so a restart recreates no pod; delete its pods one at a time")
 		}
 	case "Pod":
 		if !r.DeleteBarePods {
-			fmt.Fprintln(progress, "skipped: a bare pod (--delete-bare-pods deletes it, and nothing recreates it)")
-			return skippedWorkload, nil
+			return skip("a bare pod (--delete-bare-pods deletes it, and nothing recreates it)")
 		}
 		if err := r.Client.CoreV1().Pods(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil {
-			return skippedWorkload, fmt.Errorf("deleting the pod: %w", err)
+			return skippedWorkload, "", fmt.Errorf("deleting the pod: %w", err)
 		}
 		fmt.Fprintln(progress, "deleted")
-		return deletedPod, nil
+		return deletedPod, "", nil
 	default:
-		fmt.Fprintln(progress, "skipped: fix restarts Deployments and StatefulSets")
-		return skippedWorkload, nil
+		return skip("fix restarts Deployments and StatefulSets")
+	}
+	if why := r.refused(w); why != "" {
+		return skip(why)
 	}
 	fmt.Fprint(progress, "restarting… ")
-	if err := patchRestart(ctx, r.Client, ref); err != nil {
-		return skippedWorkload, err
+	undo, err := patchRestart(ctx, r.Client, ref)
+	if err != nil {
+		return skippedWorkload, "", err
 	}
 	var last string
-	err := r.poll(ctx, func(ctx context.Context) (done bool, err error) {
+	err = r.poll(ctx, func(ctx context.Context) (done bool, err error) {
 		last, done, err = rolledOut(ctx, r.Client, ref)
 		return done, err
 	})
 	if err != nil {
-		return skippedWorkload, fmt.Errorf("waiting for the rollout (%s): %w", last, err)
+		// The restart's own deadline may be over: the undo has one of its own.
+		uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer ucancel()
+		if uerr := undo(uctx); uerr != nil {
+			return skippedWorkload, "", fmt.Errorf("waiting for the rollout (%s): %w; undoing the restart failed too: %w", last, err, uerr)
+		}
+		fmt.Fprint(progress, "undone… ")
+		return skippedWorkload, "", fmt.Errorf("waiting for the rollout (%s): %w (the restart is undone, as by kubectl rollout undo)", last, err)
 	}
 	fmt.Fprint(progress, "rolled out, checking the pods… ")
 	_, sel, err := get(ctx, r.Client, ref)
 	if err != nil {
-		return skippedWorkload, err
+		return skippedWorkload, "", err
 	}
 	selector, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
-		return skippedWorkload, fmt.Errorf("the selector of %s: %w", ref, err)
+		return skippedWorkload, "", fmt.Errorf("the selector of %s: %w", ref, err)
 	}
 	err = r.poll(ctx, func(ctx context.Context) (bool, error) {
 		waiting, elsewhere, err := placed(ctx, r.Client, ref, selector.String())
@@ -174,10 +204,41 @@ func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, err
 		return waiting == "", nil
 	})
 	if err != nil {
-		return skippedWorkload, fmt.Errorf("the new pods are not all on Fargate (%s): %w", last, err)
+		return skippedWorkload, "", fmt.Errorf("the new pods are not all on Fargate (%s): %w", last, err)
 	}
 	fmt.Fprintln(progress, "on Fargate")
-	return restartedOnFargate, nil
+	return restartedOnFargate, "", nil
+}
+
+// undoTimeout bounds the undo of a restart whose rollout did not complete.
+const undoTimeout = 30 * time.Second
+
+// refused says why Fargate would refuse the pods of a Deployment's or
+// StatefulSet's template (fargate.Refusals, as check and the emulator judge
+// them); "" when it would run them.
+func (r *Restarter) refused(w *live.Workload) string {
+	var spec *corev1.PodSpec
+	switch o := w.Object.Typed.(type) {
+	case *appsv1.Deployment:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.StatefulSet:
+		spec = &o.Spec.Template.Spec
+	default:
+		return ""
+	}
+	s := fargate.DefaultSettings()
+	if r.Settings != nil {
+		s = *r.Settings
+	}
+	refusals := fargate.Refusals(spec, fargate.SizePod(spec), false, s)
+	if len(refusals) == 0 {
+		return ""
+	}
+	details := make([]string, len(refusals))
+	for i, rf := range refusals {
+		details[i] = rf.Detail
+	}
+	return "Fargate would refuse its pods (" + strings.Join(details, "; ") + "): restarted, they would stay Pending and the workload short of replicas; fix its template first"
 }
 
 // interval is how often a wait reads the workload or its pods again.

@@ -307,6 +307,8 @@ func TestRunFails(t *testing.T) {
 		// wantLog are the requests made: none about api, and one look at
 		// a rollout or pods that wait, since the clock never ticks.
 		wantLog []string
+		// undone: web's template is back as it was before the restart.
+		undone bool
 	}{
 		{
 			name:     "restart refused",
@@ -322,18 +324,20 @@ func TestRunFails(t *testing.T) {
 				d.Status.UpdatedReplicas = 1
 				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
 			}},
-			wantErr:  `Deployment/apps/web: waiting for the rollout (): deployment "web" exceeded its progress deadline`,
-			progress: "restarting… failed\n",
-			wantLog:  []string{"patch deployments apps/web"},
+			wantErr:  `Deployment/apps/web: waiting for the rollout (): deployment "web" exceeded its progress deadline (the restart is undone, as by kubectl rollout undo)`,
+			progress: "restarting… undone… failed\n",
+			wantLog:  []string{"patch deployments apps/web", "patch deployments apps/web"},
+			undone:   true,
 		},
 		{
 			name:     "rollout times out",
 			rollout:  &rollout{stuck: func(o runtime.Object) { o.(*appsv1.Deployment).Status.UpdatedReplicas = 1 }},
 			timeout:  10 * time.Millisecond,
-			wantErr:  `Deployment/apps/web: waiting for the rollout (Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...): context deadline exceeded`,
+			wantErr:  `Deployment/apps/web: waiting for the rollout (Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...): context deadline exceeded (the restart is undone, as by kubectl rollout undo)`,
 			wantIs:   context.DeadlineExceeded,
-			progress: "restarting… failed\n",
-			wantLog:  []string{"patch deployments apps/web"},
+			progress: "restarting… undone… failed\n",
+			wantLog:  []string{"patch deployments apps/web", "patch deployments apps/web"},
+			undone:   true,
 		},
 		{
 			name:    "new pods off Fargate",
@@ -394,6 +398,14 @@ func TestRunFails(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLog, w.log); diff != "" {
 				t.Errorf("requests (-want +got):\n%s", diff)
 			}
+			obj, err := w.client.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), "apps", "web")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, restarted := obj.(*appsv1.Deployment).Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"]
+			if tc.undone && restarted {
+				t.Error("web's template still carries the restart: not undone")
+			}
 		})
 	}
 }
@@ -412,6 +424,26 @@ func TestRunSkips(t *testing.T) {
 			name:     "StatefulSet OnDelete",
 			workload: statefulSet("db", appsv1.OnDeleteStatefulSetStrategyType),
 			progress: "StatefulSet/apps/db: skipped: its update strategy is OnDelete, so a restart recreates no pod; delete its pods one at a time\n",
+		},
+		{
+			// Its new pods would stay Pending: the workload would lose its
+			// replicas on EC2 for nothing.
+			name: "a Deployment Fargate refuses",
+			workload: func() runtime.Object {
+				d := deployment("agent")
+				d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+				return d
+			}(),
+			progress: `Deployment/apps/agent: skipped: Fargate would refuse its pods (container "app" is privileged): restarted, they would stay Pending and the workload short of replicas; fix its template first` + "\n",
+		},
+		{
+			name: "a Recreate Deployment",
+			workload: func() runtime.Object {
+				d := deployment("single")
+				d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
+				return d
+			}(),
+			progress: "Deployment/apps/single: skipped: its strategy is Recreate, so a restart stops every pod before new ones start (an outage); --allow-recreate restarts it anyway\n",
 		},
 		{
 			name:     "bare pod",
@@ -446,6 +478,9 @@ func TestRunSkips(t *testing.T) {
 			}
 			if len(res.Skipped) == 1 && res.Skipped[0].Command != skipped.Command {
 				t.Errorf("skipped with command %q, want %q", res.Skipped[0].Command, skipped.Command)
+			}
+			if _, why, _ := strings.Cut(tc.progress, "skipped: "); len(res.Skipped) == 1 && res.Skipped[0].Skipped != strings.TrimSuffix(why, "\n") {
+				t.Errorf("skipped because %q, want %q", res.Skipped[0].Skipped, why)
 			}
 			if got := names(res.Restarted); !cmp.Equal(got, []string{"Deployment/apps/web"}) {
 				t.Errorf("restarted %v, want web", got)
@@ -512,5 +547,18 @@ func TestDrifted(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("drifted (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunAllowRecreate: with AllowRecreate, a Recreate Deployment is
+// restarted as any other (the near miss of its skip).
+func TestRunAllowRecreate(t *testing.T) {
+	d := deployment("single")
+	d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
+	w := newWorld(nil, append([]runtime.Object{d}, onEC2("single")...)...)
+	r := &Restarter{Client: w.client, Timeout: time.Minute, Clock: w.clock, AllowRecreate: true}
+	res, err := r.Run(context.Background(), []Drift{drift(d)})
+	if err != nil || len(res.Restarted) != 1 {
+		t.Errorf("restarted %v, error %v; want single restarted", names(res.Restarted), err)
 	}
 }

@@ -48,36 +48,53 @@ func get(ctx context.Context, client kubernetes.Interface, ref object.Ref) (runt
 }
 
 // patchRestart patches the pod template as `kubectl rollout restart` does,
-// with kubectl's own restarter.
-func patchRestart(ctx context.Context, client kubernetes.Interface, ref object.Ref) error {
+// with kubectl's own restarter. It returns the undo: the patch that gives
+// the template back what it had, as `kubectl rollout undo` would (the
+// controller then brings back the pods of the template before).
+func patchRestart(ctx context.Context, client kubernetes.Interface, ref object.Ref) (undo func(context.Context) error, err error) {
 	obj, _, err := get(ctx, client, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	before, err := json.Marshal(obj)
 	if err != nil {
-		return fmt.Errorf("restarting %s: %w", ref, err)
+		return nil, fmt.Errorf("restarting %s: %w", ref, err)
 	}
 	after, err := polymorphichelpers.ObjectRestarterFn(obj.DeepCopyObject())
 	if err != nil {
-		return fmt.Errorf("restarting %s: %w", ref, err)
+		return nil, fmt.Errorf("restarting %s: %w", ref, err)
 	}
 	patch, err := strategicpatch.CreateTwoWayMergePatch(before, after, obj)
 	if err != nil {
-		return fmt.Errorf("restarting %s: %w", ref, err)
+		return nil, fmt.Errorf("restarting %s: %w", ref, err)
 	}
-	// The typed clients send the request kubectl sends; the fake clientset
-	// of the tests serves them (its RESTClient is nil).
+	back, err := strategicpatch.CreateTwoWayMergePatch(after, before, obj)
+	if err != nil {
+		return nil, fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	if err := patchWorkload(ctx, client, ref, patch); err != nil {
+		return nil, fmt.Errorf("restarting %s: %w", ref, err)
+	}
+	return func(ctx context.Context) error {
+		if err := patchWorkload(ctx, client, ref, back); err != nil {
+			return fmt.Errorf("undoing the restart of %s: %w", ref, err)
+		}
+		return nil
+	}, nil
+}
+
+// patchWorkload sends a strategic merge patch to a Deployment or a
+// StatefulSet. The typed clients send the request kubectl sends; the fake
+// clientset of the tests serves them (its RESTClient is nil).
+func patchWorkload(ctx context.Context, client kubernetes.Interface, ref object.Ref, patch []byte) error {
 	apps := client.AppsV1()
+	var err error
 	if ref.Kind == "Deployment" {
 		_, err = apps.Deployments(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	} else {
 		_, err = apps.StatefulSets(ref.Namespace).Patch(ctx, ref.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	}
-	if err != nil {
-		return fmt.Errorf("restarting %s: %w", ref, err)
-	}
-	return nil
+	return err
 }
 
 // rolledOut reports, as `kubectl rollout status` does, whether the

@@ -31,6 +31,7 @@ type driftFlags struct {
 	scan           clusterflags.Scan
 	apply          bool
 	deleteBarePods bool
+	allowRecreate  bool
 	timeout        time.Duration
 }
 
@@ -43,9 +44,11 @@ func newDrift(s streams.Streams) *cobra.Command {
 			"profile matched them, which stay on EC2 nodes (or Pending) after a matching profile became ACTIVE.\n" +
 			"Without --apply it prints the command that repairs each one. With --apply it restarts the Deployments\n" +
 			"and StatefulSets one at a time as `kubectl rollout restart` does (the controller's rolling update, so\n" +
-			"PodDisruptionBudgets and maxUnavailable hold), waits for each rollout, and checks that the new pods\n" +
-			"run on Fargate. Bare pods are listed, and deleted only with --delete-bare-pods (nothing recreates\n" +
-			"them); Jobs, CronJobs and Argo Rollouts are listed with their command. Progress goes to standard error.\n\n" +
+			"maxUnavailable holds; PodDisruptionBudgets are not consulted), waits for each rollout, undoes one that\n" +
+			"does not complete, and checks that the new pods run on Fargate. It does not restart a workload whose\n" +
+			"pods Fargate would refuse, nor a Recreate Deployment without --allow-recreate. Bare pods are listed,\n" +
+			"and deleted only with --delete-bare-pods (nothing recreates them); Jobs, CronJobs and Argo Rollouts\n" +
+			"are listed with their command. Progress goes to standard error.\n\n" +
 			"Exit codes: 0 nothing drifted, or every drifted workload was repaired (or listed, without --apply);\n" +
 			"1 a repair failed or timed out, or a drifted workload was left as it was (what was done and what was\n" +
 			"not is printed); 2 the cluster, or part of it, could not be read.",
@@ -65,6 +68,7 @@ func newDrift(s streams.Streams) *cobra.Command {
 	fl.BoolVar(&f.apply, "apply", false, "restart the drifted workloads (default: print the commands)")
 	fl.BoolVar(&f.deleteBarePods, "delete-bare-pods", false, "with --apply, delete drifted pods that no controller owns (they are not recreated)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "how long to wait for each workload's rollout and its pods on Fargate")
+	fl.BoolVar(&f.allowRecreate, "allow-recreate", false, "with --apply, restart Deployments whose strategy is Recreate too (every pod stops before the new ones start)")
 	return cmd
 }
 
@@ -95,7 +99,7 @@ func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
 		}
 		return nil
 	}
-	r := &repair.Restarter{Client: conn.Client, Timeout: f.timeout, DeleteBarePods: f.deleteBarePods, Progress: s.ErrOut}
+	r := &repair.Restarter{Client: conn.Client, Timeout: f.timeout, DeleteBarePods: f.deleteBarePods, AllowRecreate: f.allowRecreate, Progress: s.ErrOut}
 	res, err := r.Run(ctx, drifts)
 	if err != nil {
 		fmt.Fprintf(s.Out, "Repaired: %s\nNot repaired: %s\n", listOrNone(refs(res.Restarted)), strings.Join(refs(res.Left), ", "))
@@ -111,7 +115,7 @@ func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
 	if len(res.Skipped) > 0 {
 		var skipped []string
 		for _, d := range res.Skipped {
-			skipped = append(skipped, fmt.Sprintf("%s: %s", d.Workload.Object.Ref, d.Command))
+			skipped = append(skipped, fmt.Sprintf("%s: %s\n    %s", d.Workload.Object.Ref, d.Skipped, d.Command))
 		}
 		fmt.Fprintf(s.Out, "Not restarted, still off Fargate (do it by hand):\n  %s\n", strings.Join(skipped, "\n  "))
 		return &streams.ExitError{Code: streams.ExitFindings}
