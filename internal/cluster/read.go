@@ -11,6 +11,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -205,6 +206,11 @@ func (l *listing) read(ctx context.Context) {
 		p.PageSize = l.pageSize
 	}
 	l.err = p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+		// No rule reads managedFields, often the largest part of an
+		// object: kept, they would double what a large cluster's read holds.
+		if m, err := meta.Accessor(o); err == nil {
+			m.SetManagedFields(nil)
+		}
 		l.items = append(l.items, o)
 		return nil
 	})

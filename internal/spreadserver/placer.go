@@ -239,6 +239,35 @@ func (p *Placer) nodeZone(pod *corev1.Pod) string {
 	return obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
 }
 
+// StripNode keeps of a node what the placer reads, its zone: on Fargate
+// there is a node per pod, and a whole node (its images, conditions,
+// managed fields) weighs several kilobytes.
+func StripNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion}}
+	if z, ok := node.Labels[corev1.LabelTopologyZone]; ok {
+		out.Labels = map[string]string{corev1.LabelTopologyZone: z}
+	}
+	return out, nil
+}
+
+// StripNamespace keeps of a namespace what the rebalancer reads, its
+// opt-in label.
+func StripNamespace(obj any) (any, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, ResourceVersion: ns.ResourceVersion}}
+	if v, ok := ns.Labels[spread.EnabledLabel]; ok {
+		out.Labels = map[string]string{spread.EnabledLabel: v}
+	}
+	return out, nil
+}
+
 // StripPod keeps of a pod what the placer and the rebalancer read, so
 // that a cache of every pod of a large cluster stays small.
 func StripPod(obj any) (any, error) {

@@ -256,3 +256,45 @@ func TestMutateNodeSelector(t *testing.T) {
 		t.Errorf("a pod with its own zone selector was changed: %+v", ops)
 	}
 }
+
+// TestStripKeepsWhatIsRead checks that the caches' transforms keep what the
+// placer and the rebalancer read of nodes and namespaces, and nothing else.
+func TestStripKeepsWhatIsRead(t *testing.T) {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "fargate-ip-10-0-1-10", ResourceVersion: "7",
+			Labels:        map[string]string{corev1.LabelTopologyZone: "us-east-1b", "eks.amazonaws.com/compute-type": "fargate"},
+			Annotations:   map[string]string{"node.alpha.kubernetes.io/ttl": "0"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
+		Status: corev1.NodeStatus{Images: []corev1.ContainerImage{{Names: []string{"app:1"}, SizeBytes: 1 << 30}}},
+	}
+	got, err := StripNode(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node.Name, ResourceVersion: "7", Labels: map[string]string{corev1.LabelTopologyZone: "us-east-1b"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("StripNode (-want +got):\n%s", diff)
+	}
+	p, _, _ := newPlacer(t)
+	if err := p.nodes.Add(got); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "apps"}, Spec: corev1.PodSpec{NodeName: node.Name}}
+	if z := p.ZoneOf(pod); z != "us-east-1b" {
+		t.Errorf("ZoneOf a pod on the stripped node = %q, want us-east-1b", z)
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true", "team": "shop"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	gotNS, err := StripNamespace(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}}
+	if diff := cmp.Diff(wantNS, gotNS); diff != "" {
+		t.Errorf("StripNamespace (-want +got):\n%s", diff)
+	}
+	if plain, _ := StripNamespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{"team": "x"}}}); plain.(*corev1.Namespace).Labels != nil {
+		t.Errorf("a namespace not opted in keeps labels %v", plain.(*corev1.Namespace).Labels)
+	}
+}

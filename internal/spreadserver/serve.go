@@ -149,6 +149,14 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	nodeInformer := factory.Core().V1().Nodes().Informer()
 	nsInformer := factory.Core().V1().Namespaces().Informer()
+	for _, c := range []struct {
+		informer  cache.SharedIndexInformer
+		transform cache.TransformFunc
+	}{{nodeInformer, StripNode}, {nsInformer, StripNamespace}} {
+		if err := c.informer.SetTransform(c.transform); err != nil {
+			return fmt.Errorf("setting up the node and namespace caches: %w", err)
+		}
+	}
 	var synced atomic.Bool
 	placer := NewPlacer(podInformer.GetIndexer(), nodeInformer.GetIndexer(), m)
 	placer.Synced = synced.Load
