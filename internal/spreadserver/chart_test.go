@@ -16,6 +16,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fargatekit/fargatekit/deploy"
@@ -120,12 +122,38 @@ func TestChartWebhook(t *testing.T) {
 			t.Errorf("%s is sent pods that chose their profile", w.Name)
 		}
 	}
+	// Which webhook each namespace's pods go to: the opted-in namespaces'
+	// to the first, the others' to the second (a pod is sent once); neither
+	// takes kube-system's nor spread's own, opted in or not.
 	ns, pod := c.Webhooks[0], c.Webhooks[1]
-	if e := ns.NamespaceSelector.MatchExpressions; len(e) != 1 || e[0].Key != spread.EnabledLabel || e[0].Operator != "In" {
-		t.Errorf("%s namespaceSelector %+v, want the opted-in namespaces", ns.Name, e)
-	}
-	if e := pod.NamespaceSelector.MatchExpressions; len(e) != 1 || e[0].Key != spread.EnabledLabel || e[0].Operator != "NotIn" {
-		t.Errorf("%s namespaceSelector %+v, want the other namespaces (a pod is sent once)", pod.Name, e)
+	for _, tc := range []struct {
+		name     string
+		optedIn  bool
+		ns, pods bool
+	}{
+		{"apps", true, true, false},
+		{"other", false, false, true},
+		{"kube-system", true, false, false},
+		{"kube-system", false, false, false},
+		{"spread-ns", true, false, false},
+		{"spread-ns", false, false, false},
+	} {
+		labels := k8slabels.Set{"kubernetes.io/metadata.name": tc.name}
+		if tc.optedIn {
+			labels[spread.EnabledLabel] = "true"
+		}
+		for _, w := range []struct {
+			hook admissionregistrationv1.MutatingWebhook
+			want bool
+		}{{ns, tc.ns}, {pod, tc.pods}} {
+			sel, err := metav1.LabelSelectorAsSelector(w.hook.NamespaceSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sel.Matches(labels); got != w.want {
+				t.Errorf("%s takes the pods of namespace %s (opted in: %v): %v, want %v", w.hook.Name, tc.name, tc.optedIn, got, w.want)
+			}
+		}
 	}
 }
 

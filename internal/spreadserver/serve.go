@@ -74,6 +74,11 @@ type Options struct {
 	Ready chan<- struct{}
 }
 
+// drainTimeout bounds how long spread, stopping, answers the requests it
+// has: less than the chart's terminationGracePeriodSeconds less its preStop
+// pause.
+const drainTimeout = 10 * time.Second
+
 // Discover reads what spread may choose among: the cluster's profiles
 // from EKS and, from EC2, the AZs of the subnets of those with one subnet
 // (ByProfile, unless azOf gives them) or of all (ByNodeSelector).
@@ -210,8 +215,15 @@ func Serve(ctx context.Context, o Options) error {
 	go func() { errs <- servers[0].ServeTLS(webhookLn, "", "") }()
 	go func() { errs <- servers[1].Serve(metricsLn) }()
 	defer func() {
+		// In-flight admissions are answered before the webhook goes (the
+		// API server would otherwise wait out their timeout); a request
+		// still open after drainTimeout is cut.
+		drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+		defer cancel()
 		for _, s := range servers {
-			_ = s.Close()
+			if s.Shutdown(drain) != nil {
+				_ = s.Close()
+			}
 		}
 	}()
 	go refresh(ctx, o, placer, m, &serving)
