@@ -100,20 +100,16 @@ func TestAWSEndpoint(t *testing.T) {
 		})
 	}
 
-	post := func(t *testing.T, form url.Values, sign bool, host string) (int, string, string) {
+	// send sends req to the endpoint, to Host host ("" for the URL's),
+	// signed for service ("" for unsigned), and returns the status, the
+	// x-amzn-ErrorType and the body of the answer.
+	send := func(t *testing.T, req *http.Request, host, service string) (int, string, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(form.Encode()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if host != "" {
 			req.Host = host
 		}
-		if sign {
-			// The service of the scope is not one the endpoint knows: the
-			// form's Version tells the APIs apart.
-			if err := Sign(req, "unknown", "us-east-1"); err != nil {
+		if service != "" {
+			if err := Sign(req, service, "us-east-1"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -127,6 +123,21 @@ func TestAWSEndpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		return resp.StatusCode, resp.Header.Get("x-amzn-ErrorType"), string(body)
+	}
+	post := func(t *testing.T, form url.Values, sign bool, host string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		service := ""
+		if sign {
+			// A service the endpoint does not know: the form's Version
+			// tells the APIs apart.
+			service = "unknown"
+		}
+		return send(t, req, host, service)
 	}
 	getRole := url.Values{"Action": {"GetRole"}, "Version": {iamapi.APIVersion}, "RoleName": {clusterconfig.DefaultPodExecutionRole}}
 	describeVpcs := url.Values{"Action": {"DescribeVpcs"}, "Version": {ec2api.APIVersion}}
@@ -167,19 +178,11 @@ func TestAWSEndpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		service := ""
 		if host != "" {
-			req.Host = host
-			if err := Sign(req, "eks", "us-east-1"); err != nil {
-				t.Fatal(err)
-			}
+			service = "eks" // signed, to another name
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("x-amzn-ErrorType"), string(body)
+		return send(t, req, host, service)
 	}
 	for _, tt := range []struct{ name, host, typ string }{
 		{"EKS unsigned", "", "MissingAuthenticationTokenException"},

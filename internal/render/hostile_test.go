@@ -41,8 +41,8 @@ func symlink(t *testing.T, target, name string) {
 	}
 }
 
-// expandHostile renders path as the loader would, with its root.
-func expandHostile(t *testing.T, o *Options, path string) ([]Document, error) {
+// expandDocs renders path as the loader would, with its root.
+func expandDocs(t *testing.T, o *Options, path string) ([]Document, error) {
 	t.Helper()
 	info, err := os.Stat(path)
 	if err != nil {
@@ -135,7 +135,7 @@ func TestChartLinksConfined(t *testing.T) {
 			write(t, filepath.Join(chart, "Chart.yaml"), chartYAML)
 			write(t, filepath.Join(chart, "templates", "cm.yaml"), tc.template)
 			tc.link(t, base, chart)
-			docs, err := expandHostile(t, &Options{}, chart)
+			docs, err := expandDocs(t, &Options{}, chart)
 			if leaks(docs, err) {
 				t.Fatalf("the secret came out: %v %q", err, docs)
 			}
@@ -197,7 +197,7 @@ func TestKustomizationLinksConfined(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.setup(t, base, k)
-			docs, err := expandHostile(t, &Options{}, k)
+			docs, err := expandDocs(t, &Options{}, k)
 			if leaks(docs, err) {
 				t.Fatalf("the secret came out: %v %q", err, docs)
 			}
@@ -221,14 +221,14 @@ func TestKustomizationRemote(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "kustomization.yaml"), "resources: ["+srv.URL+"/cm.yaml]\n")
 
-	_, err := expandHostile(t, &Options{}, dir)
+	_, err := expandDocs(t, &Options{}, dir)
 	if err == nil || !strings.Contains(err.Error(), srv.URL+"/cm.yaml") || !strings.Contains(err.Error(), "--allow-remote") {
 		t.Errorf("without --allow-remote: error %v, want the URL refused and the flag named", err)
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("without --allow-remote: %d requests made", n)
 	}
-	docs, err := expandHostile(t, &Options{AllowRemote: true}, dir)
+	docs, err := expandDocs(t, &Options{AllowRemote: true}, dir)
 	if err != nil || len(docs) != 1 || !strings.Contains(string(docs[0].Data), "name: remote") {
 		t.Errorf("with --allow-remote: %v, %q", err, docs)
 	}
@@ -363,7 +363,7 @@ func TestRenderLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			began := time.Now()
-			docs, err := expandHostile(t, &tc.opts, tc.dir)
+			docs, err := expandDocs(t, &tc.opts, tc.dir)
 			switch {
 			case tc.want == "" && (err != nil || len(docs) != 1):
 				t.Errorf("%d documents, %v; want one", len(docs), err)

@@ -48,14 +48,7 @@ type rendered struct {
 // expand renders path and parses the documents as the loader does.
 func expand(t *testing.T, o *Options, path string) ([]rendered, error) {
 	t.Helper()
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, handled, err := o.Expand(path, info, rootOf(t, path))
-	if !handled {
-		t.Fatalf("Expand(%s) did not handle it", path)
-	}
+	docs, err := expandDocs(t, o, path)
 	var out []rendered
 	for _, d := range docs {
 		manifest.Parse(d.File, d.Data, func(o *object.Object) {
