@@ -312,6 +312,26 @@ func TestEvictionCapsMinimum(t *testing.T) {
 	}
 }
 
+// TestFlagMinimums: a duration or count below what makes sense is a usage
+// error (exit 2) naming the flag, before anything is read.
+func TestFlagMinimums(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--refresh", "1s"}, "--refresh 1s: must be at least 10s"},
+		{[]string{"scan", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
+		{[]string{"scan", "--subnet-headroom", "-1"}, "--subnet-headroom -1: must be 0"},
+		{[]string{"fix", "drift", "--timeout", "0s"}, "--timeout 0s: must be at least 1s"},
+		{[]string{"plan", "--old", "a.yaml", "--new", "b.yaml", "--delete-duration", "-5m"}, "--delete-duration -5m0s: must be at least 1s"},
+	} {
+		code, _, stderr := run(t, "", tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
 // TestUnknownSubcommand: a mistyped subcommand of a group is an error (exit
 // 2) that names it and suggests the command meant, as kubectl does; the
 // group alone still shows its help.

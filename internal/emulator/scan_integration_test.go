@@ -253,7 +253,15 @@ func TestIntegrationScanCluster(t *testing.T) {
 	if r, _ := c.scan(env); len(r.find("LV007", "Pod", "apps", "held")) > 0 {
 		t.Errorf("the held pod is stuck under the default --stuck-after of 10m: %v", r.rules())
 	}
-	r, code := c.scan(env, "--stuck-after", "1ms")
+	// Terminating for --stuck-after's minimum, a second, and so stuck.
+	eventually(t, 10*time.Second, "the held pod Terminating for a second", func() error {
+		p, err := c.kube.CoreV1().Pods("apps").Get(ctx, "held", metav1.GetOptions{})
+		if err == nil && (p.DeletionTimestamp == nil || time.Since(p.DeletionTimestamp.Time) < time.Second) {
+			err = fmt.Errorf("deleted at %v", p.DeletionTimestamp)
+		}
+		return err
+	})
+	r, code := c.scan(env, "--stuck-after", "1s")
 	if code != 1 {
 		t.Errorf("scan exit %d, want 1 (removed APIs are blockers)", code)
 	}
@@ -602,7 +610,7 @@ func (c *cluster) checkScanPage(env []string, zonesWithPods int) {
 	if b == nil {
 		return
 	}
-	out, stderr, code := c.fargatekit(env, "scan", "--stuck-after", "1ms", "-o", "html")
+	out, stderr, code := c.fargatekit(env, "scan", "--stuck-after", "1s", "-o", "html")
 	if code != 1 {
 		c.t.Fatalf("scan -o html: exit %d, want 1\n%s", code, stderr)
 	}

@@ -212,6 +212,8 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "method": "nodeSelector"}, "/method"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"dryrun": true}}, "dryrun"},
 		{map[string]any{"clusterName": "prod", "refresh": "0s"}, "/refresh"},
+		{map[string]any{"clusterName": "prod", "refresh": "9s"}, "/refresh"},
+		{map[string]any{"clusterName": "prod", "refresh": "500ms"}, "/refresh"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "0s"}}, "/rebalancer/evictionInterval"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": "500ms"}}, "/rebalancer/evictionInterval"},
 		{map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"workloadEvictionsPerHour": 0}}, "/rebalancer/workloadEvictionsPerHour"},
@@ -223,6 +225,12 @@ func TestChartValuesErrors(t *testing.T) {
 		_, err := RenderChart(context.Background(), "ns", "rel", tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("values %v: %v, want an error naming %s", tc.values, err, tc.want)
+		}
+	}
+	// The near misses of refresh: at least ten seconds.
+	for _, refresh := range []string{"10s", "1m", "1m30s", "1h"} {
+		if _, err := RenderChart(context.Background(), "ns", "rel", map[string]any{"clusterName": "prod", "refresh": refresh}); err != nil {
+			t.Errorf("refresh %s: %v", refresh, err)
 		}
 	}
 	// The near misses: at least a second, in seconds, minutes or hours.

@@ -4,6 +4,7 @@
 package clusterflags
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -32,6 +33,19 @@ type Scan struct {
 	SubnetHeadroom int
 	Helm           bool
 	SettingsPath   string
+}
+
+// Check refuses the values that make no sense: a stuck-after of zero or
+// less would report every Terminating pod stuck, a negative headroom no
+// subnet short.
+func (f *Scan) Check() error {
+	switch {
+	case f.StuckAfter < time.Second:
+		return fmt.Errorf("--stuck-after %s: must be at least 1s, how long a pod may be Terminating before it is reported stuck", f.StuckAfter)
+	case f.SubnetHeadroom < 0:
+		return fmt.Errorf("--subnet-headroom %d: must be 0 (what the workloads need) or more", f.SubnetHeadroom)
+	}
+	return nil
 }
 
 // Add registers the flags.

@@ -73,6 +73,12 @@ func newDrift(s streams.Streams) *cobra.Command {
 }
 
 func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
+	if f.timeout < time.Second {
+		return fmt.Errorf("--timeout %s: must be at least 1s, how long each workload's rollout may take", f.timeout)
+	}
+	if err := f.scan.Check(); err != nil {
+		return err
+	}
 	conn, err := cluster.Connect(ctx, f.scan.Target)
 	if err != nil {
 		return err

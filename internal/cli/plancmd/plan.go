@@ -99,6 +99,14 @@ type change struct {
 }
 
 func run(cmd *cobra.Command, s streams.Streams, f *flagpole, paths []string) error {
+	for _, d := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--create-duration", f.durations.Create}, {"--delete-duration", f.durations.Delete}} {
+		if d.d < time.Second {
+			return fmt.Errorf("%s %s: must be at least 1s, how long EKS takes over one profile", d.flag, d.d)
+		}
+	}
 	out, err := f.report.Resolve(s.Out)
 	if err != nil {
 		return err

@@ -52,6 +52,9 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit scan -o html > scan.html",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.Check(); err != nil {
+				return err
+			}
 			out, err := rf.Resolve(s.Out)
 			if err != nil {
 				return err

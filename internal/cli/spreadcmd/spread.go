@@ -90,8 +90,8 @@ func newServe() *cobra.Command {
 				return errors.New("give --certificate-secret (and --service), or --tls-cert-file and --tls-key-file: the API server calls webhooks over TLS")
 			case secret != "" && service == "":
 				return errors.New("--certificate-secret needs --service: the certificate is for the Service's names")
-			case o.Refresh <= 0:
-				return fmt.Errorf("--refresh %s: want a positive duration, how often the profiles and the certificate are read again", o.Refresh)
+			case o.Refresh < minRefresh:
+				return fmt.Errorf("--refresh %s: must be at least %s, how often the profiles (from the EKS and EC2 APIs) and the certificate are read again", o.Refresh, minRefresh)
 			}
 			if err := checkEvictionInterval(o.EvictionInterval); err != nil {
 				return err
@@ -157,6 +157,10 @@ func newServe() *cobra.Command {
 	fl.StringVar(&o.Identity, "identity", os.Getenv("POD_NAME"), "this replica's name in the Lease (default: POD_NAME, else host and pid)")
 	return cmd
 }
+
+// minRefresh is the shortest --refresh: each one reads the EKS and EC2
+// APIs, which throttle callers that poll faster.
+const minRefresh = 10 * time.Second
 
 // minEvictionInterval is the shortest --eviction-interval: the rebalancer
 // waits that long between two evictions, so a shorter one would evict a
