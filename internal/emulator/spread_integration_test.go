@@ -2,6 +2,7 @@ package emulator_test
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -16,12 +17,16 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
 
@@ -233,6 +238,10 @@ func TestIntegrationSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(pinnedPods) == 0 || len(pods.Items) == 0 {
+		t.Fatalf("pods of apps %v and of plain %d: none to try evictions on", pinnedPods, len(pods.Items))
+	}
+	c.checkEvictions(pinnedPods[0], pods.Items[0].Name)
 	for _, p := range pods.Items {
 		if z, ok := p.Annotations[spread.ZoneAnnotation]; ok {
 			t.Errorf("pod plain/%s of a namespace not opted in was placed by spread (%s)", p.Name, z)
@@ -451,6 +460,90 @@ func (c *cluster) checkChart() {
 		}
 		if review.Status.Allowed != tc.want {
 			t.Errorf("spread's service account may %s %s/%s %s in %q: %v, want %v", tc.attrs.Verb, tc.attrs.Resource, tc.attrs.Subresource, tc.attrs.Name, tc.attrs.Namespace, review.Status.Allowed, tc.want)
+		}
+	}
+
+	// What RBAC allows of its webhook configuration, the chart's policy
+	// narrows to the caBundle: as spread's service account, an update that
+	// changes only it passes, one that makes a webhook block pods or take
+	// every namespace is denied. The updates are dry runs: one the policy
+	// should deny but does not (the API server loads it after a moment)
+	// changes nothing.
+	webhooks := c.asSpread().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	update := func(change func(*admissionregistrationv1.MutatingWebhookConfiguration)) error {
+		h, err := webhooks.Get(ctx, "0100-spread.fargatekit.io", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(h)
+		_, err = webhooks.Update(ctx, h, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	const denial = "spread may change the caBundle of its webhooks"
+	for name, change := range map[string]func(*admissionregistrationv1.MutatingWebhookConfiguration){
+		"failurePolicy Fail": func(h *admissionregistrationv1.MutatingWebhookConfiguration) {
+			fail := admissionregistrationv1.Fail
+			h.Webhooks[0].FailurePolicy = &fail
+		},
+		"every namespace": func(h *admissionregistrationv1.MutatingWebhookConfiguration) {
+			h.Webhooks[1].NamespaceSelector = &metav1.LabelSelector{}
+		},
+	} {
+		eventually(t, 30*time.Second, "the policy denies spread's service account "+name, func() error {
+			err := update(change)
+			if err == nil {
+				return errors.New("the update is allowed")
+			}
+			if !strings.Contains(err.Error(), denial) {
+				return fmt.Errorf("the update is refused otherwise: %w", err)
+			}
+			return nil
+		})
+	}
+	for name, change := range map[string]func(*admissionregistrationv1.MutatingWebhookConfiguration){
+		"nothing": func(*admissionregistrationv1.MutatingWebhookConfiguration) {},
+		"the caBundle": func(h *admissionregistrationv1.MutatingWebhookConfiguration) {
+			// The same certificate, one newline longer: still a valid bundle.
+			h.Webhooks[0].ClientConfig.CABundle = append(h.Webhooks[0].ClientConfig.CABundle, '\n')
+		},
+	} {
+		if err := update(change); err != nil {
+			t.Errorf("spread's service account updates %s of its webhook configuration: %v, want it allowed", name, err)
+		}
+	}
+}
+
+// asSpread is a client acting as the chart's service account.
+func (c *cluster) asSpread() kubernetes.Interface {
+	c.t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.state, "kubeconfig"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fargatekit-spread:fargatekit-spread",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:fargatekit-spread", "system:authenticated"}}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return client
+}
+
+// checkEvictions: what RBAC allows of evictions, the chart's policy narrows
+// to opted-in namespaces: as spread's service account, a dry-run eviction
+// of a pod of apps passes, one of plain is denied.
+func (c *cluster) checkEvictions(appsPod, plainPod string) {
+	t := c.t
+	t.Helper()
+	client := c.asSpread()
+	for _, tc := range []struct {
+		ns, name string
+		denied   bool
+	}{{"apps", appsPod, false}, {"plain", plainPod, true}} {
+		err := client.PolicyV1().Evictions(tc.ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: tc.name},
+			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}})
+		if denied := err != nil && strings.Contains(err.Error(), "spread may evict only in namespaces labelled"); denied != tc.denied || (err != nil && !denied) {
+			t.Errorf("spread's service account evicts %s/%s (dry run): %v, want denied %v", tc.ns, tc.name, err, tc.denied)
 		}
 	}
 }

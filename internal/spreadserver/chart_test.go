@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -242,14 +243,69 @@ func TestChartValuesErrors(t *testing.T) {
 	}
 }
 
+// TestChartPolicy: on Kubernetes 1.30 and later (where
+// ValidatingAdmissionPolicy is GA) the chart's policies keep spread's own
+// service account to evictions in opted-in namespaces and, with the Secret
+// certificates, to the caBundle of its webhook configuration.
+func TestChartPolicy(t *testing.T) {
+	const evict, caOnly = "spread-fargatekit-spread-evict-opted-in", "spread-fargatekit-spread-webhook-ca-only"
+	for _, tc := range []struct {
+		kubeVersion string
+		values      map[string]any
+		want        []string
+	}{
+		{"v1.30.0", map[string]any{"clusterName": "prod"}, []string{evict, caOnly}},
+		{"v1.29.9", map[string]any{"clusterName": "prod"}, nil},
+		{"v1.33.0", map[string]any{"clusterName": "prod", "certificates": map[string]any{"source": "cert-manager"}}, []string{evict}},
+	} {
+		manifest, err := renderChartFor(context.Background(), tc.kubeVersion, "spread-ns", "spread", tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policies := objects[admissionregistrationv1.ValidatingAdmissionPolicy](t, manifest, "ValidatingAdmissionPolicy")
+		bindings := objects[admissionregistrationv1.ValidatingAdmissionPolicyBinding](t, manifest, "ValidatingAdmissionPolicyBinding")
+		var names []string
+		for i, p := range policies {
+			names = append(names, p.Name)
+			if i >= len(bindings) || bindings[i].Spec.PolicyName != p.Name ||
+				!slices.Equal(bindings[i].Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+				t.Errorf("Kubernetes %s: the policy %s has no binding that denies", tc.kubeVersion, p.Name)
+			}
+			if p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admissionregistrationv1.Fail {
+				t.Errorf("the policy %s's failurePolicy is %v, want Fail", p.Name, p.Spec.FailurePolicy)
+			}
+			sa := `"system:serviceaccount:spread-ns:spread-fargatekit-spread"`
+			if len(p.Spec.MatchConditions) != 1 || !strings.Contains(p.Spec.MatchConditions[0].Expression, sa) {
+				t.Errorf("the policy %s matches %+v, want spread's service account %s only", p.Name, p.Spec.MatchConditions, sa)
+			}
+		}
+		if !slices.Equal(names, tc.want) || len(bindings) != len(policies) {
+			t.Errorf("Kubernetes %s, %v: policies %v and %d bindings, want %v", tc.kubeVersion, tc.values, names, len(bindings), tc.want)
+		}
+	}
+}
+
+// chartKubeVersion is the Kubernetes version the chart is rendered for: one
+// EKS supports (Helm's own default in tests is 1.20).
+const chartKubeVersion = "v1.33.0"
+
 // RenderChart renders the chart as `helm template` does, with values.
 func RenderChart(ctx context.Context, namespace, name string, values map[string]any) (string, error) {
+	return renderChartFor(ctx, chartKubeVersion, namespace, name, values)
+}
+
+// renderChartFor renders the chart for a cluster of Kubernetes kubeVersion.
+func renderChartFor(ctx context.Context, kubeVersion, namespace, name string, values map[string]any) (string, error) {
 	ch, err := deploy.SpreadChart()
 	if err != nil {
 		return "", err
 	}
+	kv, err := common.ParseKubeVersion(kubeVersion)
+	if err != nil {
+		return "", err
+	}
 	in := action.NewInstall(action.NewConfiguration())
-	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace = name, namespace, action.DryRunClient, true
+	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace, in.KubeVersion = name, namespace, action.DryRunClient, true, kv
 	r, err := in.RunWithContext(ctx, ch, values)
 	if err != nil {
 		return "", fmt.Errorf("rendering the chart %s: %w", deploy.SpreadChartDir, err)

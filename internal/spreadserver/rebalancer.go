@@ -55,11 +55,13 @@ const (
 var skipReasons = []string{skipPinned, skipRollout, skipUnknownOwner, skipMisplaced, skipWorkloadCap, skipClusterCap, skipUnreadable}
 
 // Rebalancer evicts, one pod at a time, from the fullest AZ of each
-// opted-in workload whose Fargate pods are skewed by more than one.
+// workload of an opted-in namespace whose Fargate pods are skewed by more
+// than one.
 type Rebalancer struct {
 	Client kubernetes.Interface
 	Placer *Placer
-	// Namespaces is a cache of namespaces, for their opt-in label.
+	// Namespaces is a cache of namespaces, for their opt-in label: only
+	// the pods of opted-in namespaces are rebalanced.
 	Namespaces cache.Indexer
 	// DryRun reports the evictions it would make (log, event, metric)
 	// without making them.
@@ -90,7 +92,7 @@ type wait struct {
 	until time.Time
 }
 
-// group is the live pods of one opted-in controller.
+// group is the live pods of one controller of an opted-in namespace.
 type group struct {
 	ns    string
 	owner metav1.OwnerReference
@@ -244,8 +246,8 @@ func (r *Rebalancer) replicas(ctx context.Context, g group) (int, bool) {
 	return int(*n), true
 }
 
-// groups gathers the live pods of opted-in controllers by controller, in a
-// fixed order.
+// groups gathers the live pods of controllers in opted-in namespaces by
+// controller, in a fixed order.
 func (r *Rebalancer) groups() []group {
 	by := map[types.UID]*group{}
 	for _, obj := range r.Placer.pods.List() {
@@ -276,11 +278,10 @@ func (r *Rebalancer) groups() []group {
 	return out
 }
 
-// optedIn reports whether a pod or its namespace carries the opt-in label.
+// optedIn reports whether the pod's namespace carries the opt-in label:
+// spread evicts only there (a pod opted in by its own label is placed, never
+// evicted), as the chart's policy enforces.
 func (r *Rebalancer) optedIn(p *corev1.Pod) bool {
-	if p.Labels[spread.EnabledLabel] == "true" {
-		return true
-	}
 	if r.Namespaces == nil {
 		return false
 	}

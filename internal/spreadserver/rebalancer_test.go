@@ -39,6 +39,45 @@ func skewed(t *testing.T, pods cache.Indexer, kind, name string, n int) {
 	}
 }
 
+// appsNamespace is a namespace cache holding "apps", with the opt-in label
+// set to enabled ("" for none).
+func appsNamespace(t *testing.T, enabled string) cache.Indexer {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{"team": "shop"}}}
+	if enabled != "" {
+		ns.Labels[spread.EnabledLabel] = enabled
+	}
+	namespaces := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := namespaces.Add(ns); err != nil {
+		t.Fatal(err)
+	}
+	return namespaces
+}
+
+// TestRebalancerOptedInNamespaces: spread evicts only in namespaces that
+// opted in; pods opted in by their own label are placed, never evicted.
+func TestRebalancerOptedInNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		enabled string
+		evicts  bool
+	}{{"true", true}, {"false", false}, {"", false}} {
+		p, pods, now := newPlacer(t)
+		skewed(t, pods, "StatefulSet", "w", 3) // opted in by their own label
+		client := fake.NewClientset(statefulSet("w", 3))
+		var evicted []string
+		client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if a.GetSubresource() == "eviction" {
+				evicted = append(evicted, a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name)
+			}
+			return true, nil, nil
+		})
+		r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, tc.enabled), Metrics: p.metrics, now: func() time.Time { return *now }}
+		if got := r.Pass(context.Background()); got != tc.evicts || len(evicted) != map[bool]int{true: 1}[tc.evicts] {
+			t.Errorf("namespace labelled %s=%q: evicted %v, want an eviction %v", spread.EnabledLabel, tc.enabled, evicted, tc.evicts)
+		}
+	}
+}
+
 // TestRebalancerPass: a workload whose eviction a PodDisruptionBudget
 // refuses is left alone for a while and the next one is evicted in the same
 // pass; Job pods are never evicted; a workload waits for its replacement.
@@ -68,7 +107,7 @@ func TestRebalancerPass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &Rebalancer{Client: client, Placer: p, Metrics: p.metrics, now: func() time.Time { return *now }}
+	r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, "true"), Metrics: p.metrics, now: func() time.Time { return *now }}
 	blocked := func() float64 { return testutil.ToFloat64(p.metrics.evictions.WithLabelValues("blocked")) }
 	if !r.Pass(ctx) || len(evicted) != 1 || evicted[0] != "b-free-2" || blocked() != 1 {
 		t.Fatalf("first pass: evicted %v, %v blocked; want a-held refused, then b-free-2 (the youngest) evicted", evicted, blocked())
@@ -211,7 +250,7 @@ func TestRebalancerRefuses(t *testing.T) {
 				}
 				return true, nil, nil
 			})
-			r := &Rebalancer{Client: client, Placer: p, Metrics: p.metrics, now: func() time.Time { return *now },
+			r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, "true"), Metrics: p.metrics, now: func() time.Time { return *now },
 				waiting: map[types.UID]wait{}, evicted: map[types.UID][]time.Time{}, misplaced: map[types.UID]bool{}}
 			if tc.setup != nil {
 				tc.setup(t, r, p, pods)

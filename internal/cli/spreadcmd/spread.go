@@ -38,7 +38,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"webhook honours it. A rebalancer evicts, one at a time and within PodDisruptionBudgets, from the\n" +
 			"fullest AZ of a workload that is skewed anyway (after a scale-down, say).\n\n" +
 			"Pods opt in with the label spread.fargatekit.io/enabled=true on their namespace or on the pod\n" +
-			"template. See docs/spread.md.",
+			"template; the rebalancer evicts only in opted-in namespaces. See docs/spread.md.",
 		Example: "  # The per-AZ profiles to add first, from an eksctl config\n" +
 			"  fargatekit spread profiles --profiles cluster.yaml\n\n" +
 			"  # On the emulator: start spread and register its webhook\n" +
