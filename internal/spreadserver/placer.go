@@ -247,11 +247,7 @@ func StripNode(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion}}
-	if z, ok := node.Labels[corev1.LabelTopologyZone]; ok {
-		out.Labels = map[string]string{corev1.LabelTopologyZone: z}
-	}
-	return out, nil
+	return &corev1.Node{ObjectMeta: identityAndLabel(node.ObjectMeta, corev1.LabelTopologyZone)}, nil
 }
 
 // StripNamespace keeps of a namespace what the rebalancer reads, its
@@ -261,11 +257,17 @@ func StripNamespace(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, UID: ns.UID, ResourceVersion: ns.ResourceVersion}}
-	if v, ok := ns.Labels[spread.EnabledLabel]; ok {
-		out.Labels = map[string]string{spread.EnabledLabel: v}
+	return &corev1.Namespace{ObjectMeta: identityAndLabel(ns.ObjectMeta, spread.EnabledLabel)}, nil
+}
+
+// identityAndLabel keeps of a cluster-scoped object's metadata its name, UID,
+// resource version and the label key.
+func identityAndLabel(m metav1.ObjectMeta, key string) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion}
+	if v, ok := m.Labels[key]; ok {
+		out.Labels = map[string]string{key: v}
 	}
-	return out, nil
+	return out
 }
 
 // StripPod keeps of a pod what the placer and the rebalancer read, so
