@@ -272,11 +272,19 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
+	// The AZ outages in force, read before anything is placed; the Leases
+	// are looked at once at least, for an outage cleared while the daemon
+	// was down.
+	faults := &outages{stateDir: o.StateDir, client: client, holding: true}
+	if _, err := faults.read(); err != nil {
+		return err
+	}
 	sched := &placement.Scheduler{
 		Client: client, Config: o.Config, Settings: o.Settings, Profiles: store.Active, Version: store.KubernetesVersion, DNSHostnames: ec2.DNSHostnames,
-		Foundation: o.Config.Foundation(), Addresses: addresses,
+		Foundation: o.Config.Foundation(), Addresses: addresses, Down: faults.Down,
 		Rand: rand.New(rand.NewPCG(seed, seed)),
 	}
+	faults.up = sched.RetryZone
 	// The addresses of the Fargate nodes that run are taken before EC2
 	// counts them.
 	if err := sched.Start(gctx); err != nil {
@@ -298,11 +306,12 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	if o.ServeVersion != nil {
 		g.Go(func() error { serveVersions(gctx, store, o.ServeVersion); return nil })
 	}
-	nodegroups, err := newNodegroupController(gctx, client, store, o.Config)
+	nodegroups, err := newNodegroupController(gctx, client, store, o.Config, faults.Down)
 	if err != nil {
 		return err
 	}
 	g.Go(func() error { return nodegroups.Run(gctx) })
+	g.Go(func() error { return faults.Run(gctx) })
 	g.Go(func() error { return sched.Run(gctx) })
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {

@@ -70,11 +70,13 @@ type nodegroupController struct {
 	// or drain them again.
 	created map[string]*corev1.Node
 	deleted map[string]bool
+	// down says whether an AZ is down: no node is created there.
+	down func(az string) bool
 }
 
 // newNodegroupController starts the informers the controller reads and
 // waits for them.
-func newNodegroupController(ctx context.Context, client kubernetes.Interface, store *eksapi.Store, cfg *clusterconfig.Config) (*nodegroupController, error) {
+func newNodegroupController(ctx context.Context, client kubernetes.Interface, store *eksapi.Store, cfg *clusterconfig.Config, down func(az string) bool) (*nodegroupController, error) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	nodes := factory.Core().V1().Nodes()
 	pods := factory.Core().V1().Pods().Informer()
@@ -94,7 +96,7 @@ func newNodegroupController(ctx context.Context, client kubernetes.Interface, st
 		}
 	}
 	return &nodegroupController{client: client, store: store, cfg: cfg, clock: clock.RealClock{}, nodes: lister, pods: pods.GetIndexer(),
-		draining: map[string]time.Time{}, created: map[string]*corev1.Node{}, deleted: map[string]bool{}}, nil
+		draining: map[string]time.Time{}, created: map[string]*corev1.Node{}, deleted: map[string]bool{}, down: down}, nil
 }
 
 // Run reconciles until ctx is done; errors are logged and retried.
@@ -355,6 +357,9 @@ func (c *nodegroupController) ensureLabels(ctx context.Context, n *corev1.Node, 
 // the fewest of its current nodes.
 func (c *nodegroupController) createNode(ctx context.Context, ng eksapi.NodegroupState, want eksapi.NodegroupTarget, current []*corev1.Node, used map[string]bool) (*corev1.Node, error) {
 	az := c.leastUsedAZ(ng, current)
+	if az == "" {
+		return nil, fmt.Errorf("node group %s: every AZ of its subnets is down", ng.Name)
+	}
 	it := clusterconfig.InstanceTypes[ng.InstanceTypes[0]]
 	name, id := c.freeName(ng.Name, used)
 	used[name] = true
@@ -396,20 +401,28 @@ func (c *nodegroupController) createNode(ctx context.Context, ng eksapi.Nodegrou
 	return created, nil
 }
 
+// leastUsedAZ is the AZ, of those of the node group's subnets (the
+// cluster's first without), that is up and holds the fewest of its current
+// nodes; "" when every one is down.
 func (c *nodegroupController) leastUsedAZ(ng eksapi.NodegroupState, current []*corev1.Node) string {
 	count := map[string]int{}
 	for _, n := range current {
 		count[n.Labels[corev1.LabelTopologyZone]]++
 	}
-	best := ""
+	var azs []string
 	for _, sn := range ng.Subnets {
-		az, ok := c.store.SubnetAZ(sn)
-		if ok && (best == "" || count[az] < count[best]) {
-			best = az
+		if az, ok := c.store.SubnetAZ(sn); ok {
+			azs = append(azs, az)
 		}
 	}
-	if best == "" {
-		best = c.cfg.AvailabilityZones[0]
+	if len(azs) == 0 {
+		azs = c.cfg.AvailabilityZones[:1]
+	}
+	best := ""
+	for _, az := range azs {
+		if (c.down == nil || !c.down(az)) && (best == "" || count[az] < count[best]) {
+			best = az
+		}
 	}
 	return best
 }

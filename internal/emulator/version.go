@@ -20,6 +20,7 @@ import (
 	"github.com/google/renameio/v2/maybe"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/version"
@@ -287,9 +288,22 @@ func (o *Options) releaseNodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	if err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("deleting the nodes' leases: %w", err)
+	// The Leases held for an AZ outage stay held (faults.go).
+	leases := client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	list, err := leases.List(ctx, metav1.ListOptions{})
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing the nodes' leases: %w", err)
+	}
+	for _, l := range list.Items {
+		if outageHeld(&l) {
+			continue
+		}
+		if err := leases.Delete(ctx, l.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the lease of node %s: %w", l.Name, err)
+		}
 	}
 	return nil
 }
@@ -316,7 +330,7 @@ func (o *Options) heldBefore(ctx context.Context, since time.Time) (bool, error)
 	now := time.Now()
 	return slices.ContainsFunc(leases.Items, func(l coordinationv1.Lease) bool {
 		spec := l.Spec
-		if spec.HolderIdentity == nil || spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
+		if spec.HolderIdentity == nil || spec.RenewTime == nil || spec.LeaseDurationSeconds == nil || outageHeld(&l) {
 			return false
 		}
 		renewed := spec.RenewTime.Time

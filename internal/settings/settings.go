@@ -55,6 +55,11 @@ type File struct {
 	// default, with a LoggingDisabled event naming the problem) or enabled
 	// (logs lost silently); unconfirmed on AWS.
 	InvalidLogging string `json:"invalidLogging"`
+	// AZOutage is what the emulator's fargate-scheduler does, while an AZ
+	// is down, with a pod whose profile has subnets in other AZs too:
+	// redraw (the default: among the AZs that are up) or fail (as the draw
+	// says: a pod drawn into the AZ that is down waits); unconfirmed on AWS.
+	AZOutage string `json:"azOutage"`
 	// Limits override EKS's quotas on profiles, raised on request on AWS.
 	Limits *LimitsFile `json:"limits"`
 	// Upgrade says what EKS refuses before a control-plane version update,
@@ -157,6 +162,11 @@ func Parse(data []byte) (*Settings, error) {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))
 	} else {
 		s.Fargate.AZChoice = c
+	}
+	if o, err := fargate.ParseAZOutage(f.AZOutage); err != nil {
+		errs = append(errs, fmt.Errorf("azOutage: %w", err))
+	} else {
+		s.Fargate.AZOutage = o
 	}
 	if l, err := fargate.ParseInvalidLogging(f.InvalidLogging); err != nil {
 		errs = append(errs, fmt.Errorf("invalidLogging: %w", err))

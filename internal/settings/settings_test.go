@@ -18,7 +18,7 @@ import (
 func TestParse(t *testing.T) {
 	s, err := Parse([]byte("disable: [FG041, job-without-ttl]\nseverity: {affinity-ignored: info}\nignorePaths: ['vendor/**']\n" +
 		"allowedCapabilities: []\nrefusePrivilegeEscalation: true\nazChoice: balanced\nhonourZoneSelector: true\nlimits: {selectorsPerProfile: 10}\n" +
-		"invalidLogging: enabled\n" +
+		"invalidLogging: enabled\nazOutage: fail\n" +
 		"upgrade: {fargateNodesBehind: allow, readinessErrors: allow}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("severity = %v", s.Severity)
 	}
 	want := fargate.Settings{AllowedCapabilities: []string{}, RefusePrivilegeEscalation: true, AZChoice: fargate.AZBalanced, HonourZoneSelector: true,
-		Limits: fargate.Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 10, LabelsPerSelector: 5}, InvalidLogging: fargate.InvalidLoggingEnabled}
+		Limits: fargate.Limits{ProfilesPerCluster: 10, SelectorsPerProfile: 10, LabelsPerSelector: 5}, InvalidLogging: fargate.InvalidLoggingEnabled, AZOutage: fargate.AZOutageFail}
 	if diff := cmp.Diff(want, s.Fargate); diff != "" {
 		t.Errorf("fargate settings (-want +got):\n%s", diff)
 	}
@@ -100,6 +100,7 @@ func TestParseErrors(t *testing.T) {
 		"upgrade: {fargateNodesBehind: warn}\n":    `upgrade.fargateNodesBehind: "warn" is not refuse or allow`,
 		"upgrade: {readinessErrors: force}\n":      `upgrade.readinessErrors: "force" is not refuse or allow`,
 		"invalidLogging: ignored\n":                `invalidLogging: "ignored" is not disabled or enabled`,
+		"azOutage: retry\n":                        `azOutage: "retry" is not an AZ outage model`,
 	} {
 		_, err := Parse([]byte(data))
 		if err == nil || !strings.Contains(err.Error(), want) {

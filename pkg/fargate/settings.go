@@ -35,6 +35,10 @@ type Settings struct {
 	// while the aws-logging ConfigMap is invalid (unconfirmed; "" is
 	// InvalidLoggingDisabled).
 	InvalidLogging InvalidLogging
+	// AZOutage is what fargate-scheduler does with a pod whose profile
+	// has subnets in an AZ that is down and in others (unconfirmed; "" is
+	// AZOutageRedraw).
+	AZOutage AZOutage
 }
 
 // DefaultAllowedCapabilities are the capabilities assumed accepted when no
@@ -44,7 +48,7 @@ var DefaultAllowedCapabilities = []string{"NET_BIND_SERVICE"}
 
 // DefaultSettings are the settings without a .fargatekit.yaml.
 func DefaultSettings() Settings {
-	return Settings{AZChoice: AZUniform, Limits: DefaultLimits, InvalidLogging: InvalidLoggingDisabled}
+	return Settings{AZChoice: AZUniform, Limits: DefaultLimits, InvalidLogging: InvalidLoggingDisabled, AZOutage: AZOutageRedraw}
 }
 
 // Allows reports whether adding the capability is accepted; capabilities
@@ -92,6 +96,50 @@ func ParseAZChoice(s string) (AZChoice, error) {
 		return c, nil
 	}
 	return "", fmt.Errorf("%q is not an AZ choice model (want %s or %s)", s, AZUniform, AZBalanced)
+}
+
+// AZOutage is a model of what fargate-scheduler does, during an AZ outage,
+// with a pod whose profile also has subnets in AZs that are up. AWS does
+// not say.
+type AZOutage string
+
+// The AZ outage models.
+const (
+	// AZOutageRedraw draws among the subnets of the AZs that are up: the
+	// default.
+	AZOutageRedraw AZOutage = "redraw"
+	// AZOutageFail draws among all of the profile's subnets as usual: a pod
+	// drawn into the AZ that is down waits there until it is up again.
+	AZOutageFail AZOutage = "fail"
+)
+
+// ParseAZOutage reads an AZ outage model; "" is the default.
+func ParseAZOutage(s string) (AZOutage, error) {
+	switch o := AZOutage(s); o {
+	case "":
+		return AZOutageRedraw, nil
+	case AZOutageRedraw, AZOutageFail:
+		return o, nil
+	}
+	return "", fmt.Errorf("%q is not an AZ outage model (want %s or %s)", s, AZOutageRedraw, AZOutageFail)
+}
+
+// OutageSubnets returns the subnets, of those a pod may be drawn into,
+// that fargate-scheduler draws among while the AZs for which down is true
+// are down: with AZOutageRedraw those of the AZs that are up, unless none
+// is; otherwise all of them. azOf gives a subnet's AZ.
+func (s *Settings) OutageSubnets(subnets []string, azOf func(string) (string, bool), down func(string) bool) []string {
+	if s.AZOutage == AZOutageFail {
+		return subnets
+	}
+	up := slices.DeleteFunc(slices.Clone(subnets), func(id string) bool {
+		az, ok := azOf(id)
+		return ok && down(az)
+	})
+	if len(up) == 0 {
+		return subnets
+	}
+	return up
 }
 
 // ZoneSubnets returns the subnets, of a profile's, that fargate-scheduler

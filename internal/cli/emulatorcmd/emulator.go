@@ -156,6 +156,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 				}
 				return nil
 			}},
+		newFaultCommand(f, s),
 		&cobra.Command{Use: "serve", Short: "Run the emulator's daemon in the foreground (emulator up starts it)", Hidden: true, Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				o, err := f.options(cmd, s, "serve")
@@ -410,4 +411,95 @@ func newestBuild() string {
 		return filepath.Join(cache, "(no build yet)")
 	}
 	return dirs[0]
+}
+
+// newFaultCommand returns `emulator fault`: the faults to rehearse.
+func newFaultCommand(f *flagpole, s streams.Streams) *cobra.Command {
+	// recorded is the options of the emulator the flags select, which must
+	// have been started once.
+	recorded := func(cmd *cobra.Command) (*emulator.Options, error) {
+		o, err := f.options(cmd, s, "fault")
+		if err != nil {
+			return nil, err
+		}
+		return o, started(o)
+	}
+	fault := &cobra.Command{
+		Use:   "fault",
+		Short: "Rehearse a fault of AWS in the emulator: an AZ outage",
+		Long: "A fault stays in force, across down and up, until it is cleared; the daemon applies it within a\n" +
+			"second. During an outage of an AZ, its nodes (Fargate and node groups) stop heartbeating: the\n" +
+			"controller-manager marks them NotReady, taints them and evicts their pods after their\n" +
+			"tolerationSeconds for node.kubernetes.io/unreachable, as in a cluster. fargate-scheduler starts\n" +
+			"no pod there (a pod whose profile has subnets only there stays Pending with a FailedScheduling\n" +
+			"event; the settings' azOutage says what becomes of the others) and node groups create no node\n" +
+			"there. Once cleared, the nodes are Ready again and pods are placed there again.",
+		Example: "  fargatekit emulator fault az-outage us-east-1a\n" +
+			"  fargatekit emulator fault list\n" +
+			"  fargatekit emulator fault clear us-east-1a\n" +
+			"  fargatekit emulator fault clear      # every fault",
+	}
+	fault.AddCommand(
+		&cobra.Command{Use: "az-outage ZONE", Short: "Put an AZ of the cluster down", Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				o, err := recorded(cmd)
+				if err != nil {
+					return err
+				}
+				started, err := o.StartAZOutage(args[0])
+				if err != nil {
+					return err
+				}
+				if !started {
+					fmt.Fprintf(s.Out, "%s is already down\n", args[0])
+					return nil
+				}
+				fmt.Fprintf(s.Out, "%s is down: its nodes stop heartbeating, nothing new starts there (fargatekit emulator fault clear %s ends it)\n", args[0], args[0])
+				return nil
+			}},
+		&cobra.Command{Use: "clear [ZONE]", Short: "End the outage of an AZ, or every fault", Args: cobra.MaximumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				o, err := recorded(cmd)
+				if err != nil {
+					return err
+				}
+				zone := ""
+				if len(args) == 1 {
+					zone = args[0]
+				}
+				cleared, err := o.ClearFaults(zone)
+				if err != nil {
+					return err
+				}
+				if len(cleared) == 0 {
+					fmt.Fprintln(s.Out, "no such fault in force")
+				}
+				for _, z := range cleared {
+					fmt.Fprintf(s.Out, "%s is up again\n", z)
+				}
+				return nil
+			}},
+		&cobra.Command{Use: "list", Short: "List the faults in force", Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				o, err := recorded(cmd)
+				if err != nil {
+					return err
+				}
+				faults, err := emulator.ReadFaults(o.StateDir)
+				if err != nil {
+					return err
+				}
+				if len(faults.AZOutages) == 0 {
+					fmt.Fprintln(s.Out, "no fault in force")
+					return nil
+				}
+				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "FAULT\tZONE")
+				for _, z := range faults.AZOutages {
+					fmt.Fprintf(tw, "az-outage\t%s\n", z)
+				}
+				return tw.Flush()
+			}},
+	)
+	return fault
 }

@@ -869,3 +869,71 @@ func TestImagePull(t *testing.T) {
 		})
 	}
 }
+
+// TestAZOutage: while us-east-1a is down no pod starts there; with the
+// redraw model pods are drawn among the other AZs, with fail a pod drawn
+// into us-east-1a waits with an event; a profile only in us-east-1a waits;
+// once the AZ is up, RetryZone queues the waiting pods, which start there.
+func TestAZOutage(t *testing.T) {
+	ctx := context.Background()
+	for _, model := range []fargate.AZOutage{fargate.AZOutageRedraw, fargate.AZOutageFail} {
+		s, client := newScheduler(t, clusterconfig.Default(), 3)
+		s.Settings.AZOutage = model
+		down := true
+		s.Down = func(az string) bool { return down && az == "us-east-1a" }
+		queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+		s.queue = queue
+		zones, waiting := map[string]int{}, 0
+		for i := range 30 {
+			key := createPod(t, client, "p"+strconv.Itoa(i), "apps", nil)
+			if err := s.schedule(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := client.CoreV1().Pods("apps").Get(ctx, key.Name, metav1.GetOptions{})
+			if p.Spec.NodeName == "" {
+				waiting++
+				want := []string{"fargate-scheduler Warning FailedScheduling: Fargate could not start the pod: availability zone us-east-1a is unavailable"}
+				if diff := cmp.Diff(want, eventsOf(t, client, "apps", key.Name)); diff != "" {
+					t.Errorf("%s: events of a waiting pod (-want +got):\n%s", model, diff)
+				}
+				continue
+			}
+			n, _ := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			zones[n.Labels[corev1.LabelTopologyZone]]++
+		}
+		if zones["us-east-1a"] != 0 || zones["us-east-1b"] == 0 || zones["us-east-1c"] == 0 {
+			t.Errorf("%s: pods started in %v, want none in us-east-1a, some in the others", model, zones)
+		}
+		if (model == fargate.AZOutageRedraw) != (waiting == 0) {
+			t.Errorf("%s: %d pods wait, want none with redraw and some (those drawn into us-east-1a) with fail", model, waiting)
+		}
+		// A profile only in us-east-1a: its pod waits, under either model.
+		s.Profiles = func() []fargate.Profile {
+			return []fargate.Profile{{Name: "apps", Selectors: []fargate.Selector{{Namespace: "apps"}}, Subnets: []string{"subnet-private1"}}}
+		}
+		pinned := createPod(t, client, "pinned", "apps", nil)
+		if err := s.schedule(ctx, pinned); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := client.CoreV1().Pods("apps").Get(ctx, "pinned", metav1.GetOptions{}); p.Spec.NodeName != "" {
+			t.Errorf("%s: a pod of a profile only in us-east-1a started on %s", model, p.Spec.NodeName)
+		}
+		// Up again: every waiting pod is queued, and starts.
+		down = false
+		s.RetryZone("us-east-1a")
+		if queue.Len() != waiting+1 {
+			t.Errorf("%s: %d pods queued once us-east-1a is up, want %d", model, queue.Len(), waiting+1)
+		}
+		for queue.Len() > 0 {
+			key, _ := queue.Get()
+			if err := s.schedule(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			queue.Done(key)
+		}
+		if p, _ := client.CoreV1().Pods("apps").Get(ctx, "pinned", metav1.GetOptions{}); p.Spec.NodeName == "" {
+			t.Errorf("%s: the pod of us-east-1a's profile does not start once the AZ is up", model)
+		}
+		queue.ShutDown()
+	}
+}

@@ -60,6 +60,10 @@ type Scheduler struct {
 	// Addresses are the subnets' addresses, shared with EC2's
 	// DescribeSubnets; nil: Config's subnets, none taken.
 	Addresses *ipam.Pool
+	// Down says whether an AZ is down (`fargatekit emulator fault
+	// az-outage`): no pod starts there, and fargate-scheduler draws as
+	// Settings.OutageSubnets says. nil: every AZ is up.
+	Down func(az string) bool
 
 	mu      sync.Mutex
 	started bool
@@ -261,6 +265,10 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	if len(subnets) == 0 && len(d.Profile.Subnets) > 0 {
 		return s.event(ctx, pod, "Fargate is not supported in the requested availability zone: "+cmp.Or(pod.Spec.NodeSelector[corev1.LabelTopologyZone], pod.Spec.NodeSelector[corev1.LabelFailureDomainBetaZone]))
 	}
+	all := subnets
+	if s.Down != nil {
+		subnets = s.Settings.OutageSubnets(subnets, s.Config.SubnetAZ, s.Down)
+	}
 	// Only the subnets with a free address are drawn from: each Fargate pod
 	// takes one for its ENI.
 	withRoom := func() []string {
@@ -281,6 +289,10 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 	az, ok := s.Config.SubnetAZ(subnet)
 	if !ok {
 		return s.event(ctx, pod, "Fargate is not supported in the requested subnet: "+subnet)
+	}
+	if s.Down != nil && s.Down(az) {
+		s.wait(key, all) // until the AZ is up again (RetryZone), or an address frees
+		return s.event(ctx, pod, fmt.Sprintf(UnavailableZoneMessage, az))
 	}
 	node, err := s.createNode(ctx, subnet, az, d.Size)
 	if apierrors.IsAlreadyExists(err) {
@@ -625,6 +637,27 @@ func (s *Scheduler) retryWaiting(subnet string) {
 			return false
 		}
 		free--
+		s.queue.Add(w.key)
+		return true
+	})
+}
+
+// UnavailableZoneMessage is the FailedScheduling message of a pod drawn
+// into an AZ that is down: the emulator's wording, AWS's is unknown.
+const UnavailableZoneMessage = "Fargate could not start the pod: availability zone %s is unavailable"
+
+// RetryZone queues again the pods that wait for an AZ that is up again.
+func (s *Scheduler) RetryZone(az string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queue == nil {
+		return
+	}
+	inZone := func(id string) bool { a, _ := s.Config.SubnetAZ(id); return a == az }
+	s.waiting = slices.DeleteFunc(s.waiting, func(w waiter) bool {
+		if !slices.ContainsFunc(w.subnets, inZone) {
+			return false
+		}
 		s.queue.Add(w.key)
 		return true
 	})
