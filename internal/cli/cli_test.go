@@ -320,6 +320,10 @@ func TestFlagMinimums(t *testing.T) {
 		want string
 	}{
 		{[]string{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--refresh", "1s"}, "--refresh 1s: must be at least 10s"},
+		{[]string{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--unavailable-after", "5s"}, "--unavailable-after 5s: must be at least 10s"},
+		{[]string{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--zone-retry", "0s"}, "--zone-retry 0s: must be at least 10s"},
+		{[]string{"spread", "install", "--emulator", "--zone-retry", "1s"}, "--zone-retry 1s: must be at least 10s"},
+		{[]string{"emulator", "fault", "az-outage"}, "accepts 1 arg(s), received 0"},
 		{[]string{"scan", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
 		{[]string{"scan", "--subnet-headroom", "-1"}, "--subnet-headroom -1: must be 0"},
 		{[]string{"fix", "drift", "--timeout", "0s"}, "--timeout 0s: must be at least 1s"},

@@ -11,20 +11,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
 // TestIntegrationAZOutage: during an outage of us-east-1a its nodes go
-// NotReady and their pods are evicted after their toleration; the replicas
-// of a profile over three AZs come back in the two others, the pod of a
-// profile only in us-east-1a stays Pending with an event, through a down
-// and up of the emulator; once cleared, the nodes are Ready again and the
-// pending pods start there.
+// NotReady and their pods are evicted after their toleration. Without
+// spread, the replicas of a profile over three AZs come back in the two
+// others (fargate-scheduler draws again), and the pod of a profile only in
+// us-east-1a waits with an event. With spread, a Deployment over three
+// per-AZ profiles is back to 6 Running replicas in the two other AZs, none
+// left waiting in us-east-1a, which spread marks unavailable; once the AZ is
+// up again its nodes are Ready, the waiting pod starts there and spread
+// balances the Deployment over the three with a bounded number of
+// evictions. An outage outlives a down and up of the emulator.
 func TestIntegrationAZOutage(t *testing.T) {
 	t.Parallel()
 	c := start(t, "spread")
 	env := c.env()
-	c.namespace("apps")
-	c.namespace("plain")
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
+	} {
+		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metrics, _ := c.installSpread(env, "--eviction-interval", "1s", "--unavailable-after", "45s", "--zone-retry", "1m")
 	// The node lifecycle evicts the pods of an unreachable node after their
 	// toleration: 5 seconds here, 300 by default.
 	tolerate := func(p *corev1.PodTemplateSpec) {
@@ -34,43 +47,59 @@ func TestIntegrationAZOutage(t *testing.T) {
 			{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &five},
 		}
 	}
-	// web's profile, plain, has a subnet in each AZ; one's, without spread,
-	// is apps-us-east-1a (the first by name of apps's per-AZ profiles).
-	c.deploy(deployment("plain", "web", 6, tolerate))
-	c.deploy(deployment("apps", "one", 1, tolerate))
-	if load := c.settled("plain", "web", 6); load["us-east-1a"] == 0 {
-		t.Fatalf("web runs %v: none in us-east-1a, the outage would show nothing (change the seed)", load)
+	pinnedTo := func(profile string) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			tolerate(p)
+			p.Labels[fargate.ProfileLabel] = profile
+		}
+	}
+	// plain's profile has a subnet in each AZ; apps has one profile per AZ,
+	// and spread.
+	c.deploy(deployment("plain", "drawn", 6, tolerate))
+	web := spreadDeployment("apps", "web", 6)
+	tolerate(&web.Spec.Template)
+	c.deploy(web)
+	c.deploy(deployment("apps", "one", 1, pinnedTo("apps-us-east-1a")))
+	if load := c.settled("plain", "drawn", 6); load["us-east-1a"] == 0 {
+		t.Fatalf("drawn runs %v: none in us-east-1a, the outage would show nothing (change the seed)", load)
+	}
+	if load := c.settled("apps", "web", 6); spread.Skew(load, zones) != 0 {
+		t.Fatalf("web's 6 replicas: %v, want two per AZ", load)
 	}
 	if load := c.settled("apps", "one", 1); load["us-east-1a"] != 1 {
 		t.Fatalf("one runs %v, want in us-east-1a", load)
 	}
+	available := `fargatekit_spread_zone_available{zone="us-east-1a"}`
+	eventually(t, time.Minute, "spread says us-east-1a is available", func() error {
+		if v := metric(t, metrics, available); v != 1 {
+			return fmt.Errorf("%s = %v", available, v)
+		}
+		return nil
+	})
 
 	out, errOut, code := c.fargatekit(env, "emulator", "fault", "az-outage", "us-east-1a", "--state-dir", c.state)
 	if code != 0 || !strings.Contains(out, "us-east-1a is down") {
 		t.Fatalf("emulator fault az-outage: exit %d\n%s%s", code, out, errOut)
 	}
 	eventually(t, 3*time.Minute, "every node of us-east-1a is NotReady", func() error { return c.zoneReady("us-east-1a", false) })
-	eventually(t, 3*time.Minute, "web is back to 6 Running pods, in the other AZs", func() error {
-		load, pending, err := c.alive("plain", "web")
-		if err == nil && (load["us-east-1a"] != 0 || load["us-east-1b"]+load["us-east-1c"] != 6 || pending != 0) {
-			err = fmt.Errorf("web runs %v, %d pending", load, pending)
-		}
-		return err
-	})
+	for _, w := range []struct{ ns, app string }{{"plain", "drawn"}, {"apps", "web"}} {
+		eventually(t, 4*time.Minute, w.app+" is back to 6 Running pods in the other AZs, none waiting", func() error {
+			load, pending, err := c.alive(w.ns, w.app)
+			if err == nil && (load["us-east-1a"] != 0 || load["us-east-1b"]+load["us-east-1c"] != 6 || pending != 0) {
+				err = fmt.Errorf("%s runs %v, %d waiting", w.app, load, pending)
+			}
+			return err
+		})
+	}
 	unavailable := fmt.Sprintf(placement.UnavailableZoneMessage, "us-east-1a")
 	eventually(t, 2*time.Minute, "one's new pod waits with an event", func() error { return c.waiting("apps", "one", unavailable) })
-
-	// The outage outlives the emulator's daemon: a pod created after a down
-	// and up waits too.
-	c.emulator("down")
-	c.emulator("up")
-	out, _, code = c.fargatekit(env, "emulator", "fault", "list", "--state-dir", c.state)
-	if code != 0 || !strings.Contains(out, "az-outage  us-east-1a") {
-		t.Errorf("emulator fault list after down and up: exit %d\n%s", code, out)
+	if v := metric(t, metrics, available); v != 0 {
+		t.Errorf("during the outage %s = %v, want 0", available, v)
 	}
-	c.deploy(deployment("apps", "two", 1, tolerate))
-	eventually(t, 2*time.Minute, "two, created after up, waits with an event", func() error { return c.waiting("apps", "two", unavailable) })
-
+	events, err := c.kube.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "reason=SpreadZoneUnavailable"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no SpreadZoneUnavailable event (%v)", err)
+	}
 	_, errOut, code = c.fargatekit(env, "emulator", "fault", "az-outage", "eu-west-1a", "--state-dir", c.state)
 	if code != 2 || !strings.Contains(errOut, `"eu-west-1a" is not an AZ of the cluster spread`) {
 		t.Errorf("emulator fault az-outage eu-west-1a: exit %d, want 2 naming the zone\n%s", code, errOut)
@@ -80,12 +109,39 @@ func TestIntegrationAZOutage(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "us-east-1a is up again") {
 		t.Fatalf("emulator fault clear: exit %d\n%s%s", code, out, errOut)
 	}
+	evicted := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`)
 	eventually(t, 3*time.Minute, "every node of us-east-1a is Ready again", func() error { return c.zoneReady("us-east-1a", true) })
-	for _, app := range []string{"one", "two"} {
-		if load := c.settled("apps", app, 1); load["us-east-1a"] != 1 {
-			t.Errorf("once us-east-1a is up, %s runs %v, want in us-east-1a", app, load)
-		}
+	if load := c.settled("apps", "one", 1); load["us-east-1a"] != 1 {
+		t.Errorf("once us-east-1a is up, one runs %v, want in us-east-1a", load)
 	}
+	eventually(t, 5*time.Minute, "web balanced over the three AZs again", func() error {
+		load, err := c.running("apps", "web", 6)
+		if err == nil && spread.Skew(load, zones) > 1 {
+			err = fmt.Errorf("web runs %v", load)
+		}
+		return err
+	})
+	n := metric(t, metrics, `fargatekit_spread_evictions_total{result="evicted"}`) - evicted
+	t.Logf("web balanced again after %v rebalancing evictions", n)
+	if n > 4 {
+		t.Errorf("%v evictions to balance web again, want at most 4 (2 needed, and a try of the AZ that failed)", n)
+	}
+
+	// An outage outlives the emulator's daemon: a pod created after a down
+	// and up waits too.
+	if out, errOut, code := c.fargatekit(env, "emulator", "fault", "az-outage", "us-east-1b", "--state-dir", c.state); code != 0 {
+		t.Fatalf("emulator fault az-outage us-east-1b: exit %d\n%s%s", code, out, errOut)
+	}
+	c.emulator("down")
+	c.emulator("up")
+	out, _, code = c.fargatekit(env, "emulator", "fault", "list", "--state-dir", c.state)
+	if code != 0 || !strings.Contains(out, "az-outage  us-east-1b") {
+		t.Errorf("emulator fault list after down and up: exit %d\n%s", code, out)
+	}
+	c.deploy(deployment("apps", "two", 1, pinnedTo("apps-us-east-1b")))
+	eventually(t, 2*time.Minute, "two, created after up, waits with an event", func() error {
+		return c.waiting("apps", "two", fmt.Sprintf(placement.UnavailableZoneMessage, "us-east-1b"))
+	})
 }
 
 // zoneReady checks that the zone has nodes and that every one is Ready

@@ -15,6 +15,7 @@ type Metrics struct {
 	refreshErrors prometheus.Counter
 	profiles      prometheus.Gauge
 	refreshed     prometheus.Gauge
+	available     *prometheus.GaugeVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -39,7 +40,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"namespace", "owner"}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fargatekit_spread_evictions_total",
-			Help: "Rebalancing evictions, by result: evicted, blocked (a PodDisruptionBudget refused), dry-run, or failed.",
+			Help: "Rebalancing evictions, by result: evicted, blocked (a PodDisruptionBudget refused), dry-run, failed, or replaced (a pod that waited in an unavailable AZ).",
 		}, []string{"result"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fargatekit_spread_rebalance_skipped_total",
@@ -57,12 +58,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "fargatekit_spread_zone_refresh_timestamp_seconds",
 			Help: "When the per-AZ profiles were last read successfully (Unix time).",
 		}),
+		available: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fargatekit_spread_zone_available",
+			Help: "1 when spread sends pods to the AZ, 0 when it leaves it out: excluded, or a pod it sent there waited unscheduled too long.",
+		}, []string{"zone"}),
 	}
-	reg.MustRegister(m.admissions, m.placements, m.latency, m.skew, m.evictions, m.skipped, m.refreshErrors, m.profiles, m.refreshed)
+	reg.MustRegister(m.admissions, m.placements, m.latency, m.skew, m.evictions, m.skipped, m.refreshErrors, m.profiles, m.refreshed, m.available)
 	for _, r := range []string{"placed", "untouched", "error"} {
 		m.admissions.WithLabelValues(r)
 	}
-	for _, r := range []string{"evicted", "blocked", "dry-run", "failed"} {
+	for _, r := range []string{"evicted", "blocked", "dry-run", "failed", "replaced"} {
 		m.evictions.WithLabelValues(r)
 	}
 	for _, r := range skipReasons {

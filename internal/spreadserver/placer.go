@@ -8,6 +8,7 @@
 package spreadserver
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -31,6 +32,15 @@ import (
 // than the pod cache takes to see a pod created.
 const DefaultRecent = 30 * time.Second
 
+// Defaults of spread.Availability: how long a pod spread sent to an AZ may
+// wait unscheduled (a Fargate pod starts in about a minute) before the AZ
+// counts as unavailable, and how long it is then left out before it is
+// tried again.
+const (
+	DefaultUnavailableAfter = 3 * time.Minute
+	DefaultZoneRetry        = 5 * time.Minute
+)
+
 // byController indexes pods by the UID of their controller.
 const byController = "controller"
 
@@ -53,6 +63,7 @@ type Placer struct {
 	mu        sync.Mutex
 	recent    map[types.UID][]admitted
 	lastSweep time.Time
+	avail     spread.Availability
 }
 
 // admitted is one pod the placer sent to an AZ.
@@ -63,9 +74,91 @@ type admitted struct {
 
 // NewPlacer returns a placer over caches of pods and nodes (see Indexers).
 func NewPlacer(pods, nodes cache.Indexer, m *Metrics) *Placer {
-	p := &Placer{pods: pods, nodes: nodes, now: time.Now, metrics: m, recent: map[types.UID][]admitted{}}
+	p := &Placer{pods: pods, nodes: nodes, now: time.Now, metrics: m, recent: map[types.UID][]admitted{},
+		avail: spread.Availability{After: DefaultUnavailableAfter, Retry: DefaultZoneRetry}}
 	p.SetZones(spread.Zones{})
 	return p
+}
+
+// SetAvailability sets how AZs are found unavailable and tried again, and
+// the AZs left out by hand (excludeZones); a zero duration keeps its
+// default. Call it before the webhook serves.
+func (p *Placer) SetAvailability(after, retry time.Duration, excluded []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.avail.After, p.avail.Retry = cmp.Or(after, DefaultUnavailableAfter), cmp.Or(retry, DefaultZoneRetry)
+	p.avail.Excluded = map[string]bool{}
+	for _, z := range excluded {
+		p.avail.Excluded[z] = true
+	}
+}
+
+// Observe updates what the placer knows of the AZs' availability from the
+// live pods it sent to an AZ (spread.Availability), and returns what
+// changed and the pods to replace, which wait in an unavailable AZ.
+func (p *Placer) Observe() ([]spread.Change, []spread.Placed) {
+	var placed []spread.Placed
+	for _, obj := range p.pods.List() {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || !live.Alive(pod) || pod.Annotations[spread.ZoneAnnotation] == "" {
+			continue
+		}
+		pl := spread.Placed{Namespace: pod.Namespace, Name: pod.Name, Zone: pod.Annotations[spread.ZoneAnnotation],
+			Created: pod.CreationTimestamp.Time, Scheduled: pod.Spec.NodeName != ""}
+		if c := metav1.GetControllerOfNoCopy(pod); c != nil {
+			pl.Owner = string(c.UID)
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+				pl.ScheduledAt = c.LastTransitionTime.Time
+			}
+		}
+		placed = append(placed, pl)
+	}
+	p.mu.Lock()
+	changes, stuck := p.avail.Observe(placed, p.now())
+	for _, z := range p.Zones().AZs() {
+		p.metrics.available.WithLabelValues(z).Set(map[bool]float64{true: 1}[p.avail.Available(z)])
+	}
+	p.mu.Unlock()
+	for _, c := range changes {
+		slog.Warn("spread: AZ availability changed", "zone", c.Zone, "available", c.Available, "pod", c.Pod.Namespace+"/"+c.Pod.Name)
+	}
+	return changes, stuck
+}
+
+// availability returns how long a pod waits before its AZ is found
+// unavailable, and how long the AZ is then left out.
+func (p *Placer) availability() (after, retry time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.avail.After, p.avail.Retry
+}
+
+// Balanced says whether the rebalancer balances over the AZ now
+// (spread.Availability.Balanced).
+func (p *Placer) Balanced(zone string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.avail.Balanced(zone, p.now())
+}
+
+// usable keeps the options a pod may be sent to now
+// (spread.Availability.Usable), counting the recent admissions to each AZ
+// that the cache has not seen. The caller holds p.mu.
+func (p *Placer) usable(opts []spread.Option) []spread.Option {
+	now := p.now()
+	return spread.Usable(opts, func(zone string) bool {
+		recent := 0
+		for _, as := range p.recent {
+			for _, a := range as {
+				if a.zone == zone && now.Sub(a.at) <= p.recentFor() {
+					recent++
+				}
+			}
+		}
+		return p.avail.Usable(zone, now, recent)
+	})
 }
 
 // Indexers are what the pod cache needs.
@@ -107,11 +200,12 @@ func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]a
 	owner := metav1.GetControllerOfNoCopy(pod)
 	key := pod.Namespace + "/" + pod.GenerateName + pod.Name
 	var choice spread.Option
+	p.mu.Lock()
+	opts = p.usable(opts)
 	if owner == nil {
 		choice = spread.Pick(opts, nil, key) // a bare pod: nothing to balance with
 	} else {
 		key = string(owner.UID)
-		p.mu.Lock()
 		load, err := p.load(owner.UID)
 		if err != nil {
 			p.mu.Unlock()
@@ -119,10 +213,10 @@ func (p *Placer) Mutate(req *admissionv1.AdmissionRequest, pod *corev1.Pod) ([]a
 			return nil, err
 		}
 		choice = spread.Pick(opts, load, key)
-		p.recent[owner.UID] = append(p.recent[owner.UID], admitted{token: string(req.UID), zone: choice.Zone, at: p.now()})
-		p.sweep()
-		p.mu.Unlock()
 	}
+	p.recent[types.UID(key)] = append(p.recent[types.UID(key)], admitted{token: string(req.UID), zone: choice.Zone, at: p.now()})
+	p.sweep()
+	p.mu.Unlock()
 	p.metrics.admissions.WithLabelValues("placed").Inc()
 	p.metrics.placements.WithLabelValues(choice.Zone).Inc()
 	slog.Debug("spread placed a pod", "namespace", pod.Namespace, "pod", key, "zone", choice.Zone, "profile", choice.Profile)

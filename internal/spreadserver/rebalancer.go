@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -82,6 +83,9 @@ type Rebalancer struct {
 	// misplaced holds the controllers a pod of which runs away from the AZ
 	// spread sent it to: spread stops acting on them until it restarts.
 	misplaced map[types.UID]bool
+	// unreplaced holds, by namespace/name, when a waiting pod's replacement
+	// failed or was only said (a dry run): it is left alone for backOff.
+	unreplaced map[string]time.Time
 }
 
 // wait is a workload left alone until a time, or until it has ready Ready
@@ -109,6 +113,13 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 	if r.now != nil {
 		now = r.now
 	}
+	changes, stuck := r.Placer.Observe()
+	for _, c := range changes {
+		r.zoneEvent(ctx, c)
+	}
+	if r.replace(ctx, stuck, now()) {
+		return true
+	}
 	zones := r.Placer.Zones()
 	r.Metrics.skew.Reset() // workloads gone since the last pass leave no series
 	for _, g := range r.groups() {
@@ -116,9 +127,13 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		if opts == nil {
 			continue
 		}
-		names := make([]string, len(opts))
-		for i, o := range opts {
-			names[i] = o.Zone
+		// Balanced over the AZs that start pods: none is evicted towards an
+		// unavailable one.
+		names := make([]string, 0, len(opts))
+		for _, o := range opts {
+			if r.Placer.Balanced(o.Zone) {
+				names = append(names, o.Zone)
+			}
 		}
 		members := make([]spread.Member, 0, len(g.pods))
 		load, ready := map[string]int{}, 0
@@ -140,7 +155,7 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 			r.misplaced[g.owner.UID] = true
 			r.skip(skipMisplaced)
 			ref, _ := r.workload(ctx, g)
-			r.event(ctx, g.ns, ref, "misplaced", fmt.Sprintf("pod %s was sent to %s and runs in %s: the per-AZ profiles (or --zones) do not place pods where spread chooses; spread stops rebalancing this workload until it restarts", pod, sent, runs))
+			r.event(ctx, ref, "misplaced", fmt.Sprintf("pod %s was sent to %s and runs in %s: the per-AZ profiles (or --zones) do not place pods where spread chooses; spread stops rebalancing this workload until it restarts", pod, sent, runs))
 			continue
 		}
 		if r.waits(ctx, g, ready, now()) {
@@ -169,6 +184,60 @@ func (r *Rebalancer) Pass(ctx context.Context) bool {
 		r.waiting[g.owner.UID] = wait{until: now().Add(backOff)}
 	}
 	return false
+}
+
+// replace evicts, within the cluster's cap, one pod that waits in an
+// unavailable AZ, so that its controller replaces it and the webhook sends
+// the new pod elsewhere; a Pending pod's eviction passes its
+// PodDisruptionBudget. It returns whether it evicted one.
+func (r *Rebalancer) replace(ctx context.Context, stuck []spread.Placed, now time.Time) bool {
+	if r.unreplaced == nil {
+		r.unreplaced = map[string]time.Time{}
+	}
+	maps.DeleteFunc(r.unreplaced, func(_ string, at time.Time) bool { return now.Sub(at) >= backOff })
+	for _, p := range stuck {
+		if _, tried := r.unreplaced[p.Namespace+"/"+p.Name]; tried || !r.nsOptedIn(p.Namespace) {
+			continue
+		}
+		if r.capped("", now) != "" {
+			r.skip(skipClusterCap)
+			return false
+		}
+		ref := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name}
+		msg := fmt.Sprintf("replacing pod %s: it has waited %s in %s, which spread leaves out until it starts pods again",
+			p.Name, now.Sub(p.Created).Round(time.Second), p.Zone)
+		result := "replaced"
+		if r.DryRun {
+			result, msg = "dry-run", "would be "+msg+" (dry run)"
+		} else if err := r.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			result, msg = "failed", fmt.Sprintf("cannot replace pod %s, waiting in %s: %v", p.Name, p.Zone, err)
+		}
+		r.Metrics.evictions.WithLabelValues(result).Inc()
+		slog.Info("spread rebalancer", "namespace", p.Namespace, "pod", p.Name, "result", result, "message", msg)
+		r.record(ctx, ref, corev1.EventTypeWarning, "SpreadReplace", msg)
+		if result == "replaced" {
+			r.all = append(r.all, now)
+			return true
+		}
+		r.unreplaced[p.Namespace+"/"+p.Name] = now
+	}
+	return false
+}
+
+// zoneEvent records, on the pod that showed it, that an AZ went
+// unavailable or came back.
+func (r *Rebalancer) zoneEvent(ctx context.Context, c spread.Change) {
+	ref := corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: c.Pod.Namespace, Name: c.Pod.Name}
+	if c.Available {
+		r.record(ctx, ref, corev1.EventTypeNormal, "SpreadZoneAvailable", fmt.Sprintf("%s starts spread's pods again: this pod started there", c.Zone))
+		return
+	}
+	after, retry := r.Placer.availability()
+	r.record(ctx, ref, corev1.EventTypeWarning, "SpreadZoneUnavailable",
+		fmt.Sprintf("spread leaves %s out: this pod has waited there unscheduled for %s; it tries the AZ again with one pod in %s", c.Zone, after, retry))
 }
 
 // skip counts a skewed workload left alone, by reason.
@@ -281,11 +350,14 @@ func (r *Rebalancer) groups() []group {
 // optedIn reports whether the pod's namespace carries the opt-in label:
 // spread evicts only there (a pod opted in by its own label is placed, never
 // evicted), as the chart's policy enforces.
-func (r *Rebalancer) optedIn(p *corev1.Pod) bool {
+func (r *Rebalancer) optedIn(p *corev1.Pod) bool { return r.nsOptedIn(p.Namespace) }
+
+// nsOptedIn reports whether the namespace carries the opt-in label.
+func (r *Rebalancer) nsOptedIn(ns string) bool {
 	if r.Namespaces == nil {
 		return false
 	}
-	obj, ok, _ := r.Namespaces.GetByKey(p.Namespace)
+	obj, ok, _ := r.Namespaces.GetByKey(ns)
 	return ok && obj.(*corev1.Namespace).Labels[spread.EnabledLabel] == "true"
 }
 
@@ -312,7 +384,7 @@ func (r *Rebalancer) evict(ctx context.Context, g group, ref corev1.ObjectRefere
 	}
 	r.Metrics.evictions.WithLabelValues(result).Inc()
 	slog.Info("spread rebalancer", "namespace", g.ns, "owner", g.owner.Kind+"/"+g.owner.Name, "result", result, "message", msg)
-	r.event(ctx, g.ns, ref, result, msg)
+	r.event(ctx, ref, result, msg)
 	return result == "evicted"
 }
 
@@ -371,7 +443,7 @@ func (r *Rebalancer) workload(ctx context.Context, g group) (corev1.ObjectRefere
 }
 
 // event records an event on the workload.
-func (r *Rebalancer) event(ctx context.Context, ns string, ref corev1.ObjectReference, result, msg string) {
+func (r *Rebalancer) event(ctx context.Context, ref corev1.ObjectReference, result, msg string) {
 	typ, reason := corev1.EventTypeNormal, "SpreadRebalance"
 	switch result {
 	case "blocked", "failed":
@@ -379,14 +451,20 @@ func (r *Rebalancer) event(ctx context.Context, ns string, ref corev1.ObjectRefe
 	case "misplaced":
 		typ, reason = corev1.EventTypeWarning, "SpreadMisplaced"
 	}
+	r.record(ctx, ref, typ, reason, msg)
+}
+
+// record records an event on the object ref, in its namespace.
+func (r *Rebalancer) record(ctx context.Context, ref corev1.ObjectReference, typ, reason, msg string) {
 	now := metav1.Now()
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{GenerateName: ref.Name + ".", Namespace: ns},
+		// Named as client-go's recorder names events.
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, time.Now().UnixNano()), Namespace: ref.Namespace},
 		InvolvedObject: ref, Reason: reason, Message: msg, Type: typ,
 		Source:         corev1.EventSource{Component: "fargatekit-spread"},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
-	if _, err := r.Client.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		slog.Warn("spread rebalancer cannot record an event", "namespace", ns, "owner", ref.Name, "err", err)
+	if _, err := r.Client.CoreV1().Events(ref.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		slog.Warn("spread rebalancer cannot record an event", "namespace", ref.Namespace, "object", ref.Kind+"/"+ref.Name, "err", err)
 	}
 }

@@ -2,7 +2,9 @@ package spreadserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,6 +33,7 @@ func skewed(t *testing.T, pods cache.Indexer, kind, name string, n int) {
 				Annotations:       map[string]string{spread.ZoneAnnotation: "us-east-1a"},
 				OwnerReferences:   []metav1.OwnerReference{{Kind: kind, Name: name, UID: types.UID(name), Controller: new(true)}},
 				CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 1, 0, i, 0, 0, time.UTC))},
+			Spec:   corev1.PodSpec{NodeName: fmt.Sprintf("fargate-%s-%d", name, i)},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 		}
 		if err := pods.Add(pod); err != nil {
@@ -64,18 +67,25 @@ func TestRebalancerOptedInNamespaces(t *testing.T) {
 		p, pods, now := newPlacer(t)
 		skewed(t, pods, "StatefulSet", "w", 3) // opted in by their own label
 		client := fake.NewClientset(statefulSet("w", 3))
-		var evicted []string
-		client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-			if a.GetSubresource() == "eviction" {
-				evicted = append(evicted, a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name)
-			}
-			return true, nil, nil
-		})
+		evicted := recordEvictions(client)
 		r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, tc.enabled), Metrics: p.metrics, now: func() time.Time { return *now }}
-		if got := r.Pass(context.Background()); got != tc.evicts || len(evicted) != map[bool]int{true: 1}[tc.evicts] {
-			t.Errorf("namespace labelled %s=%q: evicted %v, want an eviction %v", spread.EnabledLabel, tc.enabled, evicted, tc.evicts)
+		if got := r.Pass(context.Background()); got != tc.evicts || len(*evicted) != map[bool]int{true: 1}[tc.evicts] {
+			t.Errorf("namespace labelled %s=%q: evicted %v, want an eviction %v", spread.EnabledLabel, tc.enabled, *evicted, tc.evicts)
 		}
 	}
+}
+
+// recordEvictions makes the client's evictions succeed, and records the
+// names of the pods evicted.
+func recordEvictions(client *fake.Clientset) *[]string {
+	var evicted []string
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "eviction" {
+			evicted = append(evicted, a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name)
+		}
+		return true, nil, nil
+	})
+	return &evicted
 }
 
 // TestRebalancerPass: a workload whose eviction a PodDisruptionBudget
@@ -296,4 +306,113 @@ func replicaSet(labels map[string]string, owner *metav1.OwnerReference) *appsv1.
 		rs.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	return rs
+}
+
+// TestRebalancerUnavailableZone: a pod that waits unscheduled in
+// us-east-1a past the threshold makes the AZ unavailable (an event on the
+// pod, the metric at 0); the rebalancer replaces that pod, the webhook
+// sends the new one elsewhere, and no pod is evicted towards us-east-1a; an
+// excluded AZ is never chosen.
+func TestRebalancerUnavailableZone(t *testing.T) {
+	ctx := context.Background()
+	p, pods, now := newPlacer(t)
+	p.SetAvailability(time.Minute, 10*time.Minute, []string{"us-east-1c"})
+	owner := metav1.OwnerReference{Kind: "StatefulSet", Name: "w", UID: "w", Controller: new(true)}
+	add := func(name, zone string, created time.Duration, scheduled bool) {
+		t.Helper()
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "apps", Annotations: map[string]string{spread.ZoneAnnotation: zone},
+				OwnerReferences: []metav1.OwnerReference{owner}, CreationTimestamp: metav1.NewTime(now.Add(created))},
+			Status: corev1.PodStatus{Phase: corev1.PodPending},
+		}
+		if scheduled {
+			pod.Spec.NodeName = "fargate-" + name
+			pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		}
+		if err := pods.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("w-0", "us-east-1b", -time.Hour, true)
+	add("w-1", "us-east-1b", -time.Hour, true)
+	add("w-2", "us-east-1a", -2*time.Minute, false) // waits past the minute
+	client := fake.NewClientset(statefulSet("w", 3))
+	evicted := recordEvictions(client)
+	r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, "true"), Metrics: p.metrics, now: func() time.Time { return *now }}
+	if !r.Pass(ctx) || !slices.Equal(*evicted, []string{"w-2"}) {
+		t.Fatalf("evicted %v, want w-2, which waits in us-east-1a", *evicted)
+	}
+	if got := testutil.ToFloat64(p.metrics.available.WithLabelValues("us-east-1a")); got != 0 {
+		t.Errorf("fargatekit_spread_zone_available{zone=us-east-1a} = %v, want 0", got)
+	}
+	events, err := client.CoreV1().Events("apps").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range events.Items {
+		reasons = append(reasons, e.InvolvedObject.Name+" "+e.Reason)
+	}
+	slices.Sort(reasons)
+	if want := []string{"w-2 SpreadReplace", "w-2 SpreadZoneUnavailable"}; !slices.Equal(reasons, want) {
+		t.Errorf("events %v, want %v", reasons, want)
+	}
+	// The replacement goes to us-east-1b (us-east-1a is out, us-east-1c
+	// excluded), though us-east-1a holds none of the workload's pods.
+	obj, _, _ := pods.GetByKey("apps/w-2")
+	if err := pods.Delete(obj); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-2", Namespace: "apps", OwnerReferences: []metav1.OwnerReference{owner}}}
+	if zone, _ := admit(t, p, pod, "uid-w-2"); zone != "us-east-1b" {
+		t.Errorf("the replacement was sent to %q, want us-east-1b", zone)
+	}
+	// Running 3/0/0 in us-east-1b: balanced over the AZs that start pods.
+	add("w-2", "us-east-1b", 0, true)
+	*evicted = nil
+	if r.Pass(ctx) || len(*evicted) != 0 {
+		t.Errorf("evicted %v, want none towards us-east-1a or us-east-1c", *evicted)
+	}
+}
+
+// TestRebalancerReplaceBacksOff: a waiting pod whose replacement fails is
+// tried again only after the back-off, not at every pass.
+func TestRebalancerReplaceBacksOff(t *testing.T) {
+	ctx := context.Background()
+	p, pods, now := newPlacer(t)
+	p.SetAvailability(time.Minute, 10*time.Minute, nil)
+	owner := metav1.OwnerReference{Kind: "StatefulSet", Name: "w", UID: "w", Controller: new(true)}
+	for _, pod := range []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Namespace: "apps", Annotations: map[string]string{spread.ZoneAnnotation: "us-east-1b"},
+			OwnerReferences: []metav1.OwnerReference{owner}, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Spec: corev1.PodSpec{NodeName: "fargate-w-0"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "w-1", Namespace: "apps", Annotations: map[string]string{spread.ZoneAnnotation: "us-east-1a"},
+			OwnerReferences: []metav1.OwnerReference{owner}, CreationTimestamp: metav1.NewTime(now.Add(-2 * time.Minute))},
+			Status: corev1.PodStatus{Phase: corev1.PodPending}},
+	} {
+		if err := pods.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := fake.NewClientset(statefulSet("w", 2))
+	tries := 0
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "eviction" {
+			tries++
+			return true, nil, apierrors.NewForbidden(policyv1.Resource("evictions"), "w-1", errors.New("denied"))
+		}
+		return false, nil, nil
+	})
+	r := &Rebalancer{Client: client, Placer: p, Namespaces: appsNamespace(t, "true"), Metrics: p.metrics, now: func() time.Time { return *now }}
+	for range 3 {
+		r.Pass(ctx)
+	}
+	if failed := testutil.ToFloat64(p.metrics.evictions.WithLabelValues("failed")); tries != 1 || failed != 1 {
+		t.Errorf("three passes: %d tries, %v failed, want one of each", tries, failed)
+	}
+	*now = now.Add(backOff)
+	r.Pass(ctx)
+	if tries != 2 {
+		t.Errorf("after the back-off: %d tries, want 2", tries)
+	}
 }

@@ -68,8 +68,13 @@ type Options struct {
 	// WorkloadEvictionsPerHour and EvictionsPerMinute cap the rebalancer's
 	// evictions (see Rebalancer); 0 means the default.
 	WorkloadEvictionsPerHour, EvictionsPerMinute int
-	Namespace                                    string
-	Identity                                     string
+	// UnavailableAfter and ZoneRetry say when an AZ is found unavailable
+	// and when it is tried again (spread.Availability); 0 means the
+	// default. ExcludeZones are left out for good.
+	UnavailableAfter, ZoneRetry time.Duration
+	ExcludeZones                []string
+	Namespace                   string
+	Identity                    string
 	// Ready, if set, is closed once the webhook serves.
 	Ready chan<- struct{}
 }
@@ -171,6 +176,7 @@ func Serve(ctx context.Context, o Options) error {
 		return fmt.Errorf("setting up the pod cache: %w", err)
 	}
 	placer.SetZones(zones)
+	placer.SetAvailability(o.UnavailableAfter, o.ZoneRetry, o.ExcludeZones)
 	m.profiles.Set(float64(zones.Len()))
 	m.refreshed.SetToCurrentTime()
 	slog.Info("spread: Fargate profiles to choose AZs with", "count", zones.Len(), "method", zones.Method())
@@ -227,12 +233,27 @@ func Serve(ctx context.Context, o Options) error {
 		}
 	}()
 	go refresh(ctx, o, placer, m, &serving)
+	// Every replica keeps what it knows of the AZs' availability, for its
+	// webhook: the rebalancer's replica at each pass (it records the events
+	// and replaces the pods), the others here.
+	var rebalancing atomic.Bool
+	go every(ctx, observeInterval, &synced, func() {
+		if !rebalancing.Load() {
+			placer.Observe()
+		}
+	})
 	var leading sync.WaitGroup
 	defer leading.Wait() // the lease is released before Serve returns
 	if o.Rebalance {
 		r := &Rebalancer{Client: o.Client, Placer: placer, Namespaces: nsInformer.GetIndexer(), DryRun: o.DryRun, Metrics: m,
 			WorkloadEvictionsPerHour: o.WorkloadEvictionsPerHour, EvictionsPerMinute: o.EvictionsPerMinute}
-		leading.Go(func() { lead(ctx, o, func(ctx context.Context) { rebalance(ctx, r, o.EvictionInterval, &synced) }) })
+		leading.Go(func() {
+			lead(ctx, o, func(ctx context.Context) {
+				rebalancing.Store(true)
+				defer rebalancing.Store(false)
+				every(ctx, o.EvictionInterval, &synced, func() { r.Pass(ctx) })
+			})
+		})
 	}
 	slog.Info("spread serving", "webhook", webhookLn.Addr().String(), "metrics", metricsLn.Addr().String(), "rebalance", o.Rebalance, "dryRun", o.DryRun)
 	if o.Ready != nil {
@@ -246,6 +267,27 @@ func Serve(ctx context.Context, o Options) error {
 			return nil
 		}
 		return err
+	}
+}
+
+// observeInterval is how often every replica updates what it knows of the
+// AZs' availability from its pod cache.
+const observeInterval = 5 * time.Second
+
+// every calls f every interval once the pod cache has synced, until ctx
+// ends.
+func every(ctx context.Context, interval time.Duration, synced *atomic.Bool, f func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if synced.Load() {
+				f()
+			}
+		}
 	}
 }
 
@@ -292,22 +334,6 @@ func refresh(ctx context.Context, o Options, p *Placer, m *Metrics, serving *ato
 		p.SetZones(zones)
 		m.profiles.Set(float64(zones.Len()))
 		m.refreshed.SetToCurrentTime()
-	}
-}
-
-// rebalance runs a pass every interval once the pod cache is synced.
-func rebalance(ctx context.Context, r *Rebalancer, interval time.Duration, synced *atomic.Bool) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if synced.Load() {
-				r.Pass(ctx)
-			}
-		}
 	}
 }
 

@@ -176,6 +176,19 @@ func Assigned(profiles []fargate.Profile, azOf map[string]string) (Zones, error)
 // Len is the number of per-AZ profiles.
 func (z Zones) Len() int { return len(z.profiles) }
 
+// AZs lists, sorted, the AZs spread may send pods to.
+func (z Zones) AZs() []string {
+	var out []string
+	for _, az := range z.zone {
+		out = append(out, az)
+	}
+	for _, azs := range z.azs {
+		out = append(out, azs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Zone returns the AZ of a per-AZ profile.
 func (z Zones) Zone(profile string) (string, bool) {
 	az, ok := z.zone[profile]

@@ -35,10 +35,11 @@ type emulatorInstall struct {
 	Kubeconfig, AWSEndpoint, Region, ClusterName string
 	// Self is the fargatekit binary that stands in for the chart's pods.
 	Self string
-	// Method, DryRun and EvictionInterval are the chart's values.
-	Method           spread.Method
-	DryRun           bool
-	EvictionInterval time.Duration
+	// Method, DryRun, EvictionInterval, UnavailableAfter and ZoneRetry are
+	// the chart's values.
+	Method                                        spread.Method
+	DryRun                                        bool
+	EvictionInterval, UnavailableAfter, ZoneRetry time.Duration
 }
 
 // installed says where spread serves.
@@ -62,6 +63,9 @@ func installEmulator(ctx context.Context, client kubernetes.Interface, in emulat
 		"webhook":    map[string]any{"port": webhookPort},
 		"metrics":    map[string]any{"port": metricsPort},
 		"rebalancer": map[string]any{"dryRun": in.DryRun, "evictionInterval": in.EvictionInterval.String()},
+	}
+	if in.UnavailableAfter > 0 && in.ZoneRetry > 0 {
+		values["availability"] = map[string]any{"unavailableAfter": in.UnavailableAfter.String(), "zoneRetry": in.ZoneRetry.String()}
 	}
 	host, err := emulator.InstallHostChart(ctx, client, spreadChart, emulator.HostInstall{
 		StateDir: in.StateDir, Kubeconfig: in.Kubeconfig, Self: in.Self, Values: values,

@@ -99,6 +99,9 @@ func newServe() *cobra.Command {
 			if err := checkCaps(o.WorkloadEvictionsPerHour, o.EvictionsPerMinute); err != nil {
 				return err
 			}
+			if err := checkAvailability(o.UnavailableAfter, o.ZoneRetry); err != nil {
+				return err
+			}
 			var err error
 			if o.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
@@ -153,6 +156,9 @@ func newServe() *cobra.Command {
 	fl.DurationVar(&o.EvictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
 	fl.IntVar(&o.WorkloadEvictionsPerHour, "workload-evictions-per-hour", spreadserver.DefaultWorkloadEvictionsPerHour, "at most this many rebalancing evictions of one workload's pods in any hour")
 	fl.IntVar(&o.EvictionsPerMinute, "evictions-per-minute", spreadserver.DefaultEvictionsPerMinute, "at most this many rebalancing evictions in the cluster in any minute")
+	fl.DurationVar(&o.UnavailableAfter, "unavailable-after", spreadserver.DefaultUnavailableAfter, "an AZ where a pod spread sent waits unscheduled this long is left out, and its waiting pods replaced")
+	fl.DurationVar(&o.ZoneRetry, "zone-retry", spreadserver.DefaultZoneRetry, "how long an unavailable AZ is left out before it is tried again, one pod at a time")
+	fl.StringSliceVar(&o.ExcludeZones, "exclude-zones", nil, "AZs spread never sends pods to (comma-separated)")
 	fl.StringVar(&o.Namespace, "namespace", cmp.Or(os.Getenv("POD_NAMESPACE"), "kube-system"), "namespace spread runs in: its Lease, certificate Secret and Service (default: POD_NAMESPACE, else kube-system)")
 	fl.StringVar(&o.Identity, "identity", os.Getenv("POD_NAME"), "this replica's name in the Lease (default: POD_NAME, else host and pid)")
 	return cmd
@@ -185,6 +191,23 @@ func checkCaps(perHour, perMinute int) error {
 		return fmt.Errorf("--workload-evictions-per-hour %d: must be at least 1 (--rebalance=false turns the rebalancer off)", perHour)
 	case perMinute < 1:
 		return fmt.Errorf("--evictions-per-minute %d: must be at least 1 (--rebalance=false turns the rebalancer off)", perMinute)
+	}
+	return nil
+}
+
+// minAvailability is the shortest --unavailable-after and --zone-retry:
+// shorter, a pod that starts slowly would take its AZ out, and an AZ out
+// would be tried again before anything changed.
+const minAvailability = 10 * time.Second
+
+// checkAvailability refuses an --unavailable-after or --zone-retry below
+// the minimum.
+func checkAvailability(after, retry time.Duration) error {
+	switch {
+	case after < minAvailability:
+		return fmt.Errorf("--unavailable-after %s: must be at least %s, how long a pod may wait unscheduled before its AZ is left out", after, minAvailability)
+	case retry < minAvailability:
+		return fmt.Errorf("--zone-retry %s: must be at least %s, how long an unavailable AZ is left out", retry, minAvailability)
 	}
 	return nil
 }
@@ -226,7 +249,7 @@ func emulatorClient(dir string) (kubernetes.Interface, error) {
 func newInstall(s streams.Streams) *cobra.Command {
 	var stateDir, method string
 	var onEmulator, dryRun bool
-	var evictionInterval time.Duration
+	var evictionInterval, unavailableAfter, zoneRetry time.Duration
 	cmd := &cobra.Command{
 		Use:   "install --emulator",
 		Short: "Install spread's Helm chart into the running emulator and run its pod on this host",
@@ -248,6 +271,9 @@ func newInstall(s streams.Streams) *cobra.Command {
 			if err := checkEvictionInterval(evictionInterval); err != nil {
 				return err
 			}
+			if err := checkAvailability(unavailableAfter, zoneRetry); err != nil {
+				return err
+			}
 			dir, rec, err := emulatorTarget(stateDir)
 			if err != nil {
 				return err
@@ -263,7 +289,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 			in := emulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
-			in.DryRun, in.EvictionInterval = dryRun, evictionInterval
+			in.DryRun, in.EvictionInterval, in.UnavailableAfter, in.ZoneRetry = dryRun, evictionInterval, unavailableAfter, zoneRetry
 			if in.Method, err = spread.ParseMethod(method); err != nil {
 				return fmt.Errorf("--method: %w", err)
 			}
@@ -283,6 +309,8 @@ func newInstall(s streams.Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "the rebalancer evicts nothing, only says what it would evict")
 	cmd.Flags().StringVar(&method, "method", string(spread.ByProfile), "the chart's method: profile or node-selector (which the emulator honours only with the setting honourZoneSelector)")
 	cmd.Flags().DurationVar(&evictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
+	cmd.Flags().DurationVar(&unavailableAfter, "unavailable-after", spreadserver.DefaultUnavailableAfter, "the chart's availability.unavailableAfter")
+	cmd.Flags().DurationVar(&zoneRetry, "zone-retry", spreadserver.DefaultZoneRetry, "the chart's availability.zoneRetry")
 	return cmd
 }
 
