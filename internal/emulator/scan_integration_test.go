@@ -135,14 +135,20 @@ func TestIntegrationScanIncident(t *testing.T) {
 	if r, _ := c.scan(env); len(r.find("LV001", "Deployment", "orders", "orders")) > 0 {
 		t.Fatalf("drift before the incident: %v", r.rules())
 	}
-	// A bare pod created while no profile matched lands on EC2 too.
+	// A bare pod created while no profile matched lands on EC2 too, and so
+	// does a privileged Deployment, which Fargate would refuse.
 	c.mergeDeletingFirst(func() {
 		tool := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tool", Namespace: "orders"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "tool", Image: "public.ecr.aws/example/tool:1"}}}}
 		if _, err := c.kube.CoreV1().Pods("orders").Create(ctx, tool, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		c.deploy(deployment("orders", "agent", 1, func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
+		}))
 	})
+	eventually(t, time.Minute, "agent on EC2", func() error { return c.all("orders", "agent", 1, "ec2") })
+	agent := podNames(t, c, "orders", "agent")
 
 	r, code := c.scan(env)
 	if code != 1 {
@@ -166,7 +172,8 @@ func TestIntegrationScanIncident(t *testing.T) {
 		t.Errorf("drift of the bare pod: %q (findings %v)", msgs, r.rules())
 	}
 	out, errOut, code := c.fargatekit(env, "fix", "drift")
-	if code != 0 || strings.Count(out, "kubectl rollout restart") != 4 || !strings.Contains(out, "# Pod orders/tool: delete it and create it again") {
+	if code != 0 || strings.Count(out, "kubectl rollout restart") != 4 || !strings.Contains(out, "# Pod orders/tool: delete it and create it again") ||
+		!strings.Contains(out, "# Deployment/orders/agent: not restarted: Fargate would refuse its pods (") {
 		t.Errorf("fix drift (exit %d) printed:\n%s%s", code, out, errOut)
 	}
 	for _, ns := range incidentNamespaces {
@@ -174,12 +181,27 @@ func TestIntegrationScanIncident(t *testing.T) {
 			t.Errorf("fix drift without --apply changed something: %v", err)
 		}
 	}
-	// The bare pod is left, and said to be: exit 1.
+	// The bare pod and the privileged Deployment are left, and said to be:
+	// exit 1; agent keeps its pod.
 	out, errOut, code = c.fargatekit(env, "fix", "drift", "--apply", "--timeout", "2m")
 	if code != 1 || !strings.Contains(out, "Repaired 4 workloads") || strings.Count(errOut, "on Fargate\n") != 4 ||
-		!strings.Contains(out, "Not restarted, still off Fargate (do it by hand):\n  Pod/orders/tool: ") {
+		!strings.Contains(out, "Not restarted, still off Fargate (do it by hand):\n") || !strings.Contains(out, "  Pod/orders/tool: ") ||
+		!strings.Contains(out, "  Deployment/orders/agent: Fargate would refuse its pods (") {
 		t.Fatalf("fix drift --apply (exit %d):\n%s%s", code, out, errOut)
 	}
+	if got := podNames(t, c, "orders", "agent"); !slices.Equal(got, agent) {
+		t.Errorf("fix drift --apply restarted the privileged agent: pods %v, were %v", got, agent)
+	}
+	// Its template is the operator's to fix; here it goes.
+	if err := c.kube.AppsV1().Deployments("orders").Delete(ctx, "agent", metav1.DeleteOptions{PropagationPolicy: new(metav1.DeletePropagationForeground)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "agent gone", func() error {
+		if pods := podNames(t, c, "orders", "agent"); len(pods) > 0 {
+			return fmt.Errorf("pods %v", pods)
+		}
+		return nil
+	})
 	out, errOut, code = c.fargatekit(env, "fix", "drift", "--apply", "--delete-bare-pods")
 	if code != 0 || out != "Deleted 1 bare pod (nothing recreates them): Pod/orders/tool\n" {
 		t.Fatalf("fix drift --apply --delete-bare-pods (exit %d):\n%s%s", code, out, errOut)

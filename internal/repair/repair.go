@@ -213,10 +213,19 @@ func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, str
 // undoTimeout bounds the undo of a restart whose rollout did not complete.
 const undoTimeout = 30 * time.Second
 
-// refused says why Fargate would refuse the pods of a Deployment's or
+// refused is Refused under the restarter's settings.
+func (r *Restarter) refused(w *live.Workload) string {
+	s := fargate.DefaultSettings()
+	if r.Settings != nil {
+		s = *r.Settings
+	}
+	return Refused(w, s)
+}
+
+// Refused says why Fargate would refuse the pods of a Deployment's or
 // StatefulSet's template (fargate.Refusals, as check and the emulator judge
 // them); "" when it would run them.
-func (r *Restarter) refused(w *live.Workload) string {
+func Refused(w *live.Workload, s fargate.Settings) string {
 	var spec *corev1.PodSpec
 	switch o := w.Object.Typed.(type) {
 	case *appsv1.Deployment:
@@ -225,10 +234,6 @@ func (r *Restarter) refused(w *live.Workload) string {
 		spec = &o.Spec.Template.Spec
 	default:
 		return ""
-	}
-	s := fargate.DefaultSettings()
-	if r.Settings != nil {
-		s = *r.Settings
 	}
 	refusals := fargate.Refusals(spec, fargate.SizePod(spec), false, s)
 	if len(refusals) == 0 {

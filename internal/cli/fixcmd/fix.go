@@ -14,6 +14,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/repair"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
 // NewCommand returns the fix command and its subcommands.
@@ -101,6 +102,10 @@ func runDrift(ctx context.Context, s streams.Streams, f *driftFlags) error {
 	if !f.apply {
 		fmt.Fprintf(s.Out, "# %s drifted off Fargate; run these, or fargatekit fix drift --apply:\n", plural(len(drifts), "workload"))
 		for _, d := range drifts {
+			if why := repair.Refused(d.Workload, fargate.DefaultSettings()); why != "" {
+				fmt.Fprintf(s.Out, "# %s: not restarted: %s\n", d.Workload.Object.Ref, why)
+				continue
+			}
 			fmt.Fprintln(s.Out, d.Command)
 		}
 		return nil
