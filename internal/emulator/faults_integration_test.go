@@ -29,14 +29,7 @@ func TestIntegrationAZOutage(t *testing.T) {
 	t.Parallel()
 	c := start(t, "spread")
 	env := c.env()
-	for _, ns := range []*corev1.Namespace{
-		{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
-	} {
-		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.spreadNamespaces()
 	metrics, _ := c.installSpread(env, "--eviction-interval", "1s", "--unavailable-after", "45s", "--zone-retry", "1m")
 	// The node lifecycle evicts the pods of an unreachable node after their
 	// toleration: 5 seconds here, 300 by default.

@@ -149,6 +149,18 @@ func (c *cluster) installSpread(env []string, flags ...string) (string, int) {
 	return m[1], pid
 }
 
+// spreadNamespaces creates the namespaces of the spread example: apps,
+// opted in to spread, over one profile per AZ; plain, not opted in, over
+// one profile with a subnet in each AZ.
+func (c *cluster) spreadNamespaces() {
+	c.t.Helper()
+	c.namespace("plain")
+	apps := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, apps, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 // TestIntegrationSpread: with spread, every rollout of a 3-replica
 // Deployment over three per-AZ profiles is balanced and a burst of 30 lands
 // 10/10/10; without it (one profile over three subnets, in the same run)
@@ -160,14 +172,7 @@ func TestIntegrationSpread(t *testing.T) {
 	t.Parallel()
 	c := start(t, "spread")
 	env := c.env()
-	for _, ns := range []*corev1.Namespace{
-		{ObjectMeta: metav1.ObjectMeta{Name: "apps", Labels: map[string]string{spread.EnabledLabel: "true"}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
-	} {
-		if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.spreadNamespaces()
 	// The per-AZ twins of the live cluster's one multi-subnet profile, read
 	// through the EKS and EC2 APIs of the emulator.
 	out, errOut, code := c.fargatekit(env, "spread", "profiles", "--cluster-name", c.name)
