@@ -196,7 +196,7 @@ func (r *Rebalancer) replace(ctx context.Context, stuck []spread.Placed, now tim
 	}
 	maps.DeleteFunc(r.unreplaced, func(_ string, at time.Time) bool { return now.Sub(at) >= backOff })
 	for _, p := range stuck {
-		if _, tried := r.unreplaced[p.Namespace+"/"+p.Name]; tried || !r.nsOptedIn(p.Namespace) {
+		if _, tried := r.unreplaced[p.Namespace+"/"+p.Name]; tried || !r.optedIn(p.Namespace) {
 			continue
 		}
 		if r.capped("", now) != "" {
@@ -321,7 +321,7 @@ func (r *Rebalancer) groups() []group {
 	by := map[types.UID]*group{}
 	for _, obj := range r.Placer.pods.List() {
 		p, ok := obj.(*corev1.Pod)
-		if !ok || !live.Alive(p) || !r.optedIn(p) {
+		if !ok || !live.Alive(p) || !r.optedIn(p.Namespace) {
 			continue
 		}
 		// Only replicas are rebalanced: an evicted Job pod loses its work
@@ -347,13 +347,10 @@ func (r *Rebalancer) groups() []group {
 	return out
 }
 
-// optedIn reports whether the pod's namespace carries the opt-in label:
-// spread evicts only there (a pod opted in by its own label is placed, never
+// optedIn reports whether the namespace carries the opt-in label: spread
+// evicts only there (a pod opted in by its own label is placed, never
 // evicted), as the chart's policy enforces.
-func (r *Rebalancer) optedIn(p *corev1.Pod) bool { return r.nsOptedIn(p.Namespace) }
-
-// nsOptedIn reports whether the namespace carries the opt-in label.
-func (r *Rebalancer) nsOptedIn(ns string) bool {
+func (r *Rebalancer) optedIn(ns string) bool {
 	if r.Namespaces == nil {
 		return false
 	}
