@@ -324,6 +324,8 @@ func TestFlagMinimums(t *testing.T) {
 		{[]string{"spread", "serve", "--certificate-secret", "tls", "--service", "spread", "--zone-retry", "0s"}, "--zone-retry 0s: must be at least 10s"},
 		{[]string{"spread", "install", "--emulator", "--zone-retry", "1s"}, "--zone-retry 1s: must be at least 10s"},
 		{[]string{"emulator", "fault", "az-outage"}, "accepts 1 arg(s), received 0"},
+		{[]string{"emulator", "fault", "fargate-patch", "--grace", "0s"}, "--grace 0s: must be at least 1s"},
+		{[]string{"emulator", "fault", "fargate-patch", "--retry", "500ms"}, "--retry 500ms: must be at least 1s"},
 		{[]string{"scan", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
 		{[]string{"scan", "--subnet-headroom", "-1"}, "--subnet-headroom -1: must be 0"},
 		{[]string{"fix", "drift", "--timeout", "0s"}, "--timeout 0s: must be at least 1s"},

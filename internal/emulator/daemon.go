@@ -312,6 +312,8 @@ func RunDaemon(ctx context.Context, o DaemonOptions) error {
 	}
 	g.Go(func() error { return nodegroups.Run(gctx) })
 	g.Go(func() error { return faults.Run(gctx) })
+	patch := &patcher{stateDir: o.StateDir, client: client, zones: o.Config.AvailabilityZones, now: time.Now}
+	g.Go(func() error { return patch.Run(gctx) })
 	g.Go(func() error { return sched.Run(gctx) })
 	slog.Info("emulator daemon serving", "eks", eksLn.Addr().String(), "webhook", url)
 	if o.Ready != nil {

@@ -30,6 +30,8 @@ const FaultsFile = "faults.json"
 type Faults struct {
 	// AZOutages are the AZs that are down, sorted.
 	AZOutages []string `json:"azOutages,omitempty"`
+	// FargatePatch is the Fargate OS patch under way or last done.
+	FargatePatch *FargatePatch `json:"fargatePatch,omitempty"`
 }
 
 // ReadFaults reads the faults in force in the state directory dir; none
@@ -50,8 +52,27 @@ func ReadFaults(dir string) (Faults, error) {
 	return f, nil
 }
 
-// writeFaults writes the faults in force, whole.
-func writeFaults(dir string, f Faults) error {
+// updateFaults reads the faults in force, lets change change them, and
+// writes them whole if it says it did. The commands and the daemon both
+// change them: a lock on the state directory's faults.lock keeps one from
+// writing over what the other just wrote.
+func updateFaults(dir string, change func(*Faults) (bool, error)) error {
+	l, err := os.OpenFile(filepath.Join(dir, "faults.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking the faults in force: %w", err)
+	}
+	defer func() { _ = l.Close() }() // and the lock with it
+	if err := lock(l); err != nil {
+		return fmt.Errorf("locking the faults in force: %w", err)
+	}
+	f, err := ReadFaults(dir)
+	if err != nil {
+		return err
+	}
+	changed, err := change(&f)
+	if err != nil || !changed {
+		return err
+	}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -70,37 +91,41 @@ func (o *Options) StartAZOutage(zone string) (bool, error) {
 	if !slices.Contains(o.Config.AvailabilityZones, zone) {
 		return false, fmt.Errorf("%q is not an AZ of the cluster %s (its AZs: %s)", zone, o.Config.Metadata.Name, strings.Join(o.Config.AvailabilityZones, ", "))
 	}
-	f, err := ReadFaults(o.StateDir)
-	if err != nil {
-		return false, err
-	}
-	if slices.Contains(f.AZOutages, zone) {
-		return false, nil
-	}
-	f.AZOutages = append(f.AZOutages, zone)
-	slices.Sort(f.AZOutages)
-	return true, writeFaults(o.StateDir, f)
+	var started bool
+	err := updateFaults(o.StateDir, func(f *Faults) (bool, error) {
+		if slices.Contains(f.AZOutages, zone) {
+			return false, nil
+		}
+		f.AZOutages = append(f.AZOutages, zone)
+		slices.Sort(f.AZOutages)
+		started = true
+		return true, nil
+	})
+	return started, err
 }
 
-// ClearFaults ends the outage of zone, or every fault when zone is "", and
-// returns the AZs it brought up again.
-func (o *Options) ClearFaults(zone string) ([]string, error) {
-	f, err := ReadFaults(o.StateDir)
-	if err != nil {
-		return nil, err
-	}
-	var cleared []string
-	f.AZOutages = slices.DeleteFunc(f.AZOutages, func(z string) bool {
-		if zone == "" || z == zone {
-			cleared = append(cleared, z)
-			return true
+// PatchFault is the name `fault clear` takes for a Fargate OS patch.
+const PatchFault = "fargate-patch"
+
+// ClearFaults ends the outage of zone, or the Fargate OS patch when zone is
+// PatchFault, or every fault when zone is "". It returns the AZs it brought
+// up again and whether it stopped a patch under way.
+func (o *Options) ClearFaults(zone string) (up []string, patch bool, err error) {
+	err = updateFaults(o.StateDir, func(f *Faults) (bool, error) {
+		f.AZOutages = slices.DeleteFunc(f.AZOutages, func(z string) bool {
+			if zone == "" || z == zone {
+				up = append(up, z)
+				return true
+			}
+			return false
+		})
+		if (zone == "" || zone == PatchFault) && f.FargatePatch != nil {
+			patch = f.FargatePatch.Done == nil
+			f.FargatePatch = nil
 		}
-		return false
+		return len(up) > 0 || patch, nil
 	})
-	if len(cleared) == 0 {
-		return nil, nil
-	}
-	return cleared, writeFaults(o.StateDir, f)
+	return up, patch, err
 }
 
 // outageHolder holds, in KWOK's place, the Leases of the nodes of an AZ

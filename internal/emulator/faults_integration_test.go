@@ -3,13 +3,17 @@ package emulator_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
@@ -204,4 +208,88 @@ func (c *cluster) waiting(ns, app, message string) error {
 		return fmt.Errorf("pod %s is not bound and has no event %q", p.Name, message)
 	}
 	return errors.New("no pod waits")
+}
+
+// TestIntegrationFargatePatch: a Fargate OS patch recycles the Fargate pods
+// created before it, AZ by AZ, through the Eviction API. A Deployment
+// without a budget has its pods replaced; the pod of one whose
+// PodDisruptionBudget allows no disruption runs on, gets EKS's scheduled
+// termination event, and is deleted at the time it gives and replaced.
+func TestIntegrationFargatePatch(t *testing.T) {
+	t.Parallel()
+	c := start(t, "spread")
+	env := c.env()
+	c.namespace("plain")
+	c.deploy(deployment("plain", "free", 3, nil))
+	c.deploy(deployment("plain", "held", 1, nil))
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "plain"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "held"}}}}
+	if _, err := c.kube.PolicyV1().PodDisruptionBudgets("plain").Create(ctx, budget, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.settled("plain", "free", 3)
+	c.settled("plain", "held", 1)
+	eventually(t, time.Minute, "held's budget counts its pod", func() error {
+		b, err := c.kube.PolicyV1().PodDisruptionBudgets("plain").Get(ctx, "held", metav1.GetOptions{})
+		if err == nil && (b.Status.CurrentHealthy != 1 || b.Status.DisruptionsAllowed != 0) {
+			err = fmt.Errorf("budget status %+v", b.Status)
+		}
+		return err
+	})
+	free, held := podNames(t, c, "plain", "free"), podNames(t, c, "plain", "held")[0]
+
+	out, errOut, code := c.fargatekit(env, "emulator", "fault", "fargate-patch", "--grace", "15s", "--retry", "3s", "--state-dir", c.state)
+	if code != 0 || !strings.Contains(out, "Fargate OS patch notified") {
+		t.Fatalf("emulator fault fargate-patch: exit %d\n%s%s", code, out, errOut)
+	}
+	var at time.Time
+	eventually(t, 2*time.Minute, "held's pod has its termination scheduled, with EKS's event", func() error {
+		p, err := c.kube.CoreV1().Pods("plain").Get(ctx, held, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if at, err = time.Parse(time.RFC3339, p.Annotations[emulator.ScheduledTerminationAnnotation]); err != nil {
+			return fmt.Errorf("annotations %v", p.Annotations)
+		}
+		events, err := c.kube.CoreV1().Events("plain").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + held + ",reason=" + emulator.ScheduledTerminationReason})
+		if err == nil && (len(events.Items) != 1 || events.Items[0].Type != corev1.EventTypeWarning ||
+			!strings.HasPrefix(events.Items[0].Message, "EKS Fargate Pod Scheduled Termination: ") || !strings.Contains(events.Items[0].Message, "disruption budget")) {
+			err = fmt.Errorf("events %+v", events.Items)
+		}
+		return err
+	})
+	// It runs until then; deleted then.
+	var deleted time.Time
+	eventually(t, time.Minute, "held's pod is deleted", func() error {
+		p, err := c.kube.CoreV1().Pods("plain").Get(ctx, held, metav1.GetOptions{})
+		if err == nil && p.DeletionTimestamp == nil {
+			return errors.New("it runs")
+		}
+		deleted = time.Now()
+		return nil
+	})
+	if deleted.Before(at) {
+		t.Errorf("held's pod was deleted at %s, before its scheduled termination %s", deleted.UTC().Format(time.RFC3339), at.Format(time.RFC3339))
+	}
+
+	out, errOut, code = c.fargatekit(env, "emulator", "fault", "fargate-patch", "--wait", "--timeout", "3m", "--state-dir", c.state)
+	if code != 0 || !strings.Contains(out, "already under way") || !strings.Contains(out, "us-east-1a patched\nus-east-1b patched\nus-east-1c patched\n") || !strings.HasSuffix(out, "the Fargate OS patch is done\n") {
+		t.Errorf("emulator fault fargate-patch --wait: exit %d\n%s%s", code, out, errOut)
+	}
+	c.settled("plain", "free", 3)
+	c.settled("plain", "held", 1)
+	if now := podNames(t, c, "plain", "free"); slices.ContainsFunc(now, func(p string) bool { return slices.Contains(free, p) }) {
+		t.Errorf("free's pods %v after the patch, before %v: want each replaced", now, free)
+	}
+	if now := podNames(t, c, "plain", "held"); slices.Contains(now, held) {
+		t.Errorf("held's pod %s outlived the patch", held)
+	}
+	events, err := c.kube.CoreV1().Events("plain").List(ctx, metav1.ListOptions{FieldSelector: "reason=" + emulator.ScheduledTerminationReason})
+	if err != nil || len(events.Items) != 1 {
+		t.Errorf("%d scheduled terminations (%v), want held's only", len(events.Items), err)
+	}
+	out, _, _ = c.fargatekit(env, "emulator", "fault", "list", "--state-dir", c.state)
+	if !strings.Contains(out, "fargate-patch  -     done at ") {
+		t.Errorf("emulator fault list after the patch:\n%s", out)
+	}
 }

@@ -34,16 +34,28 @@ func TestFaultsFile(t *testing.T) {
 	if err != nil || !cmp.Equal(f.AZOutages, []string{"us-east-1a", "us-east-1c"}) {
 		t.Errorf("faults %+v, %v; want us-east-1a and us-east-1c down", f, err)
 	}
-	if cleared, err := o.ClearFaults("us-east-1c"); err != nil || !cmp.Equal(cleared, []string{"us-east-1c"}) {
+	if cleared, _, err := o.ClearFaults("us-east-1c"); err != nil || !cmp.Equal(cleared, []string{"us-east-1c"}) {
 		t.Errorf("clear us-east-1c: %v, %v", cleared, err)
 	}
-	if cleared, err := o.ClearFaults("us-east-1b"); err != nil || len(cleared) != 0 {
+	if cleared, _, err := o.ClearFaults("us-east-1b"); err != nil || len(cleared) != 0 {
 		t.Errorf("clear us-east-1b, which is up: %v, %v", cleared, err)
 	}
-	if cleared, err := o.ClearFaults(""); err != nil || !cmp.Equal(cleared, []string{"us-east-1a"}) {
-		t.Errorf("clear all: %v, %v", cleared, err)
+	if started, err := o.StartFargatePatch(time.Minute, time.Second); err != nil || !started {
+		t.Fatalf("a patch: %v, %v", started, err)
 	}
-	if f, err := ReadFaults(o.StateDir); err != nil || len(f.AZOutages) != 0 {
+	if started, err := o.StartFargatePatch(time.Minute, time.Second); err != nil || started {
+		t.Errorf("a second patch while one is under way: started %v, %v", started, err)
+	}
+	if cleared, patch, err := o.ClearFaults(PatchFault); err != nil || len(cleared) != 0 || !patch {
+		t.Errorf("clear fargate-patch: %v, %v, %v; want the patch stopped, no AZ up", cleared, patch, err)
+	}
+	if _, err := o.StartFargatePatch(time.Minute, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if cleared, patch, err := o.ClearFaults(""); err != nil || !cmp.Equal(cleared, []string{"us-east-1a"}) || !patch {
+		t.Errorf("clear all: %v, %v, %v", cleared, patch, err)
+	}
+	if f, err := ReadFaults(o.StateDir); err != nil || len(f.AZOutages) != 0 || f.FargatePatch != nil {
 		t.Errorf("after clearing: %+v, %v", f, err)
 	}
 	if err := os.WriteFile(filepath.Join(o.StateDir, FaultsFile), []byte("{"), 0o600); err != nil {
@@ -103,7 +115,7 @@ func TestHoldLeases(t *testing.T) {
 	if !faults.Down("us-east-1a") || faults.Down("us-east-1b") {
 		t.Error("Down does not say us-east-1a, only it")
 	}
-	if _, err := o.ClearFaults(""); err != nil {
+	if _, _, err := o.ClearFaults(""); err != nil {
 		t.Fatal(err)
 	}
 	pass()

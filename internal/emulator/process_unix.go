@@ -28,3 +28,7 @@ func tryLock(f *os.File) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// lock takes an exclusive lock on f, held until f is closed, waiting for
+// another open file to let it go.
+func lock(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }

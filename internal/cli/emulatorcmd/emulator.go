@@ -4,6 +4,7 @@ package emulatorcmd
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -426,15 +428,19 @@ func newFaultCommand(f *flagpole, s streams.Streams) *cobra.Command {
 	}
 	fault := &cobra.Command{
 		Use:   "fault",
-		Short: "Rehearse a fault of AWS in the emulator: an AZ outage",
+		Short: "Rehearse a fault of AWS in the emulator: an AZ outage, a Fargate OS patch",
 		Long: "A fault stays in force, across down and up, until it is cleared; the daemon applies it within a\n" +
 			"second. During an outage of an AZ, its nodes (Fargate and node groups) stop heartbeating: the\n" +
 			"controller-manager marks them NotReady, taints them and evicts their pods after their\n" +
 			"tolerationSeconds for node.kubernetes.io/unreachable, as in a cluster. fargate-scheduler starts\n" +
 			"no pod there (a pod whose profile has subnets only there stays Pending with a FailedScheduling\n" +
 			"event; the settings' azOutage says what becomes of the others) and node groups create no node\n" +
-			"there. Once cleared, the nodes are Ready again and pods are placed there again.",
+			"there. Once cleared, the nodes are Ready again and pods are placed there again.\n\n" +
+			"A Fargate OS patch recycles the Fargate pods created before it, as EKS does: evicted through\n" +
+			"the Eviction API, so that PodDisruptionBudgets hold, one AZ after another. A pod whose budget\n" +
+			"keeps refusing gets a Warning event FargatePodScheduledTermination and is deleted later.",
 		Example: "  fargatekit emulator fault az-outage us-east-1a\n" +
+			"  fargatekit emulator fault fargate-patch --grace 2m --wait\n" +
 			"  fargatekit emulator fault list\n" +
 			"  fargatekit emulator fault clear us-east-1a\n" +
 			"  fargatekit emulator fault clear      # every fault",
@@ -457,25 +463,29 @@ func newFaultCommand(f *flagpole, s streams.Streams) *cobra.Command {
 				fmt.Fprintf(s.Out, "%s is down: its nodes stop heartbeating, nothing new starts there (fargatekit emulator fault clear %s ends it)\n", args[0], args[0])
 				return nil
 			}},
-		&cobra.Command{Use: "clear [ZONE]", Short: "End the outage of an AZ, or every fault", Args: cobra.MaximumNArgs(1),
+		newPatchCommand(recorded, s),
+		&cobra.Command{Use: "clear [ZONE|fargate-patch]", Short: "End the outage of an AZ, or the Fargate OS patch, or every fault", Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				o, err := recorded(cmd)
 				if err != nil {
 					return err
 				}
-				zone := ""
+				name := ""
 				if len(args) == 1 {
-					zone = args[0]
+					name = args[0]
 				}
-				cleared, err := o.ClearFaults(zone)
+				up, patch, err := o.ClearFaults(name)
 				if err != nil {
 					return err
 				}
-				if len(cleared) == 0 {
+				if len(up) == 0 && !patch {
 					fmt.Fprintln(s.Out, "no such fault in force")
 				}
-				for _, z := range cleared {
+				for _, z := range up {
 					fmt.Fprintf(s.Out, "%s is up again\n", z)
+				}
+				if patch {
+					fmt.Fprintln(s.Out, "the Fargate OS patch is stopped: no more pod is evicted or deleted for it")
 				}
 				return nil
 			}},
@@ -489,17 +499,127 @@ func newFaultCommand(f *flagpole, s streams.Streams) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if len(faults.AZOutages) == 0 {
+				if len(faults.AZOutages) == 0 && faults.FargatePatch == nil {
 					fmt.Fprintln(s.Out, "no fault in force")
 					return nil
 				}
 				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "FAULT\tZONE")
+				fmt.Fprintln(tw, "FAULT\tZONE\tSTATE")
 				for _, z := range faults.AZOutages {
-					fmt.Fprintf(tw, "az-outage\t%s\n", z)
+					fmt.Fprintf(tw, "az-outage\t%s\tdown\n", z)
+				}
+				if p := faults.FargatePatch; p != nil {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", emulator.PatchFault, patchZone(o, p), patchState(o, p))
 				}
 				return tw.Flush()
 			}},
 	)
 	return fault
+}
+
+// newPatchCommand returns `emulator fault fargate-patch`.
+func newPatchCommand(recorded func(*cobra.Command) (*emulator.Options, error), s streams.Streams) *cobra.Command {
+	var (
+		grace, retry, timeout time.Duration
+		wait                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fargate-patch",
+		Short: "Recycle the Fargate pods as EKS does when it patches Fargate",
+		Long: "Notifies a Fargate OS patch now. The daemon evicts the Fargate pods created before it through the\n" +
+			"Eviction API, so that PodDisruptionBudgets hold, AZ by AZ in the cluster's order, trying a refused\n" +
+			"eviction again for --retry. Then the pod gets a Warning event FargatePodScheduledTermination (EKS\n" +
+			"sends the EventBridge event \"EKS Fargate Pod Scheduled Termination\" to the account) and the\n" +
+			"annotation emulator.fargatekit.io/scheduled-termination, and is deleted --grace later unless it\n" +
+			"was restarted meanwhile. On AWS the notification gives a date days away; --grace is short here.",
+		Example: "  fargatekit emulator fault fargate-patch\n" +
+			"  fargatekit emulator fault fargate-patch --grace 30s --wait --timeout 10m",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if grace < time.Second {
+				return fmt.Errorf("--grace %s: must be at least 1s, how long a pod whose eviction is refused runs before it is deleted", grace)
+			}
+			if retry < time.Second {
+				return fmt.Errorf("--retry %s: must be at least 1s, how long a refused eviction is tried again", retry)
+			}
+			if timeout < time.Second {
+				return fmt.Errorf("--timeout %s: must be at least 1s, how long --wait waits for the patch", timeout)
+			}
+			o, err := recorded(cmd)
+			if err != nil {
+				return err
+			}
+			started, err := o.StartFargatePatch(grace, retry)
+			if err != nil {
+				return err
+			}
+			if !started {
+				fmt.Fprintf(s.Out, "a Fargate OS patch is already under way (fargatekit emulator fault list; fault clear %s stops it)\n", emulator.PatchFault)
+			} else {
+				fmt.Fprintf(s.Out, "Fargate OS patch notified: the Fargate pods created before now are evicted AZ by AZ; one whose budget refuses is deleted %s after\n", grace)
+			}
+			if !wait {
+				return nil
+			}
+			return waitPatch(cmd.Context(), o, s, timeout)
+		},
+	}
+	fl := cmd.Flags()
+	fl.DurationVar(&grace, "grace", time.Minute, "how long a pod whose eviction is refused runs before it is deleted")
+	fl.DurationVar(&retry, "retry", 30*time.Second, "how long a refused eviction is tried again before the pod's termination is scheduled")
+	fl.BoolVar(&wait, "wait", false, "wait until every AZ is patched, saying each")
+	fl.DurationVar(&timeout, "timeout", 15*time.Minute, "with --wait, how long to wait (exit 1 after it)")
+	return cmd
+}
+
+// waitPatch waits until the patch in force is done, saying each AZ
+// patched; it exits 1 after timeout, or when the patch is cleared.
+func waitPatch(ctx context.Context, o *emulator.Options, s streams.Streams, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	said := 0
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		f, err := emulator.ReadFaults(o.StateDir)
+		if err != nil {
+			return err
+		}
+		p := f.FargatePatch
+		if p == nil {
+			fmt.Fprintln(s.ErrOut, "error: the Fargate OS patch was cleared before it was done")
+			return &streams.ExitError{Code: streams.ExitFindings}
+		}
+		for ; said < len(p.Patched); said++ {
+			fmt.Fprintf(s.Out, "%s patched\n", p.Patched[said])
+		}
+		if p.Done != nil {
+			fmt.Fprintln(s.Out, "the Fargate OS patch is done")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(s.ErrOut, "error: the Fargate OS patch is not done after %s: %s (fargatekit emulator fault list)\n", timeout, patchState(o, p))
+			return &streams.ExitError{Code: streams.ExitFindings}
+		case <-t.C:
+		}
+	}
+}
+
+// patchZone is the AZ a patch is at, or "-" when it is done.
+func patchZone(o *emulator.Options, p *emulator.FargatePatch) string {
+	for _, z := range o.Config.AvailabilityZones {
+		if p.Done == nil && !slices.Contains(p.Patched, z) {
+			return z
+		}
+	}
+	return "-"
+}
+
+// patchState says how far a patch is.
+func patchState(o *emulator.Options, p *emulator.FargatePatch) string {
+	if p.Done != nil {
+		return "done at " + p.Done.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("evicting (%d of %d AZs patched)", len(p.Patched), len(o.Config.AvailabilityZones))
 }
