@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -163,15 +164,30 @@ func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, str
 	if why := r.refused(w); why != "" {
 		return skip(why)
 	}
+	_, sel, err := get(ctx, r.Client, ref)
+	if err != nil {
+		return skippedWorkload, "", err
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return skippedWorkload, "", fmt.Errorf("the selector of %s: %w", ref, err)
+	}
 	fmt.Fprint(progress, "restarting… ")
+	since := r.clock().Now()
 	undo, err := patchRestart(ctx, r.Client, ref)
 	if err != nil {
 		return skippedWorkload, "", err
 	}
 	var last string
 	err = r.poll(ctx, func(ctx context.Context) (done bool, err error) {
-		last, done, err = rolledOut(ctx, r.Client, ref)
-		return done, err
+		if last, done, err = rolledOut(ctx, r.Client, ref); err != nil || done {
+			return done, err
+		}
+		refusal, err := refusedPod(ctx, r.Client, ref, selector.String(), since)
+		if err == nil && refusal != "" {
+			err = errors.New(refusal)
+		}
+		return false, err
 	})
 	if err != nil {
 		// The restart's own deadline may be over: the undo has one of its own.
@@ -184,14 +200,6 @@ func (r *Restarter) restart(ctx context.Context, w *live.Workload) (outcome, str
 		return skippedWorkload, "", fmt.Errorf("waiting for the rollout (%s): %w (the restart is undone, as by kubectl rollout undo)", last, err)
 	}
 	fmt.Fprint(progress, "rolled out, checking the pods… ")
-	_, sel, err := get(ctx, r.Client, ref)
-	if err != nil {
-		return skippedWorkload, "", err
-	}
-	selector, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return skippedWorkload, "", fmt.Errorf("the selector of %s: %w", ref, err)
-	}
 	err = r.poll(ctx, func(ctx context.Context) (bool, error) {
 		waiting, elsewhere, err := placed(ctx, r.Client, ref, selector.String())
 		switch {
@@ -249,15 +257,19 @@ func Refused(w *live.Workload, s fargate.Settings) string {
 // interval is how often a wait reads the workload or its pods again.
 const interval = time.Second
 
+// clock is r.Clock, or the real one.
+func (r *Restarter) clock() clock.WithTicker {
+	if r.Clock != nil {
+		return r.Clock
+	}
+	return clock.RealClock{}
+}
+
 // poll calls done now, then at every interval, until it is done, fails or
 // ctx ends, as wait.PollUntilContextCancel does; its ticks come from
 // r.Clock, which wait cannot take.
 func (r *Restarter) poll(ctx context.Context, done func(context.Context) (bool, error)) error {
-	var c clock.WithTicker = clock.RealClock{}
-	if r.Clock != nil {
-		c = r.Clock
-	}
-	t := c.NewTicker(interval)
+	t := r.clock().NewTicker(interval)
 	defer t.Stop()
 	for {
 		if ok, err := done(ctx); err != nil || ok {

@@ -46,6 +46,10 @@ type rollout struct {
 	stuck func(runtime.Object)
 	// newPod changes the new pods; nil leaves them running on Fargate.
 	newPod func(*corev1.Pod)
+	// waits, when set, is the message of the fargate-scheduler
+	// FailedScheduling event of a new pod that the first read after the
+	// restart finds Pending.
+	waits string
 }
 
 // world is a cluster in client-go's fake clientset whose reactors play the
@@ -105,6 +109,12 @@ func (w *world) read(a k8stesting.Action) (bool, runtime.Object, error) {
 	if err != nil {
 		return true, nil, err
 	}
+	if r.waits != "" {
+		if err := w.waiting(ns, name, r.waits); err != nil {
+			return true, nil, err
+		}
+		r.waits = ""
+	}
 	obj = obj.DeepCopyObject()
 	switch {
 	case r.stuck != nil:
@@ -153,6 +163,19 @@ func (w *world) replacePods(ns, name string, change func(*corev1.Pod)) error {
 		}
 	}
 	return nil
+}
+
+// waiting adds a new pod of app, Pending, with a FailedScheduling event of
+// fargate-scheduler saying message.
+func (w *world) waiting(ns, app, message string) error {
+	p := pod(app+"-new-0", app, true)
+	p.Spec.NodeName, p.Status.Phase, p.CreationTimestamp = "", corev1.PodPending, metav1.NewTime(w.clock.Now())
+	e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name + ".1"}, Reason: "FailedScheduling", Type: corev1.EventTypeWarning,
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: p.Name, UID: p.UID}, Source: corev1.EventSource{Component: fargate.SchedulerName}, Message: message}
+	if err := w.client.Tracker().Add(p); err != nil {
+		return err
+	}
+	return w.client.Tracker().Add(e)
 }
 
 // pods lists the pods of the world as "name on node".
@@ -332,6 +355,28 @@ func TestRunFails(t *testing.T) {
 		{
 			name:     "rollout times out",
 			rollout:  &rollout{stuck: func(o runtime.Object) { o.(*appsv1.Deployment).Status.UpdatedReplicas = 1 }},
+			timeout:  10 * time.Millisecond,
+			wantErr:  `Deployment/apps/web: waiting for the rollout (Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...): context deadline exceeded (the restart is undone, as by kubectl rollout undo)`,
+			wantIs:   context.DeadlineExceeded,
+			progress: "restarting… undone… failed\n",
+			wantLog:  []string{"patch deployments apps/web", "patch deployments apps/web"},
+			undone:   true,
+		},
+		{
+			name: "new pod refused",
+			rollout: &rollout{waits: "Pod not supported on Fargate: fields not supported: HostNetwork",
+				stuck: func(o runtime.Object) { o.(*appsv1.Deployment).Status.UpdatedReplicas = 1 }},
+			// No timeout: the clock never ticks, only the refusal ends it.
+			wantErr: `Deployment/apps/web: waiting for the rollout (Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...): ` +
+				"fargate-scheduler refused new pod web-new-0: Pod not supported on Fargate: fields not supported: HostNetwork (the restart is undone, as by kubectl rollout undo)",
+			progress: "restarting… undone… failed\n",
+			wantLog:  []string{"patch deployments apps/web", "list pods app=web", "patch deployments apps/web"},
+			undone:   true,
+		},
+		{
+			name: "new pod waits for an address",
+			rollout: &rollout{waits: "InsufficientFreeAddressesInSubnet: no free address in subnet-0a",
+				stuck: func(o runtime.Object) { o.(*appsv1.Deployment).Status.UpdatedReplicas = 1 }},
 			timeout:  10 * time.Millisecond,
 			wantErr:  `Deployment/apps/web: waiting for the rollout (Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas have been updated...): context deadline exceeded (the restart is undone, as by kubectl rollout undo)`,
 			wantIs:   context.DeadlineExceeded,

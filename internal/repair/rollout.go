@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -135,4 +137,38 @@ func placed(ctx context.Context, client kubernetes.Interface, ref object.Ref, se
 		}
 	}
 	return strings.Join(wait, ", "), strings.Join(off, ", "), nil
+}
+
+// refusedPod returns fargate-scheduler's refusal of one of the workload's
+// pods (those selector selects) created since the restart, as its
+// FailedScheduling event words it; "" when none was refused. Such a pod
+// stays Pending for good, and the rollout waits for it: the restart fails
+// at once instead of at its timeout. A pod waiting for an address or an AZ
+// is not refused (fargate.IsRefusalEvent). since is the restart's time on
+// this machine's clock, to the second.
+func refusedPod(ctx context.Context, client kubernetes.Interface, ref object.Ref, selector string, since time.Time) (string, error) {
+	events, err := client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"reason": "FailedScheduling", "source": fargate.SchedulerName}.String()})
+	if err != nil {
+		return "", fmt.Errorf("listing fargate-scheduler's events in %s: %w", ref.Namespace, err)
+	}
+	refused := map[string]string{}
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "Pod" && e.Source.Component == fargate.SchedulerName && fargate.IsRefusalEvent(e.Message) {
+			refused[e.InvolvedObject.Name] = e.Message
+		}
+	}
+	if len(refused) == 0 {
+		return "", nil
+	}
+	pods, err := client.CoreV1().Pods(ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return "", fmt.Errorf("listing the pods of %s: %w", ref, err)
+	}
+	for _, p := range pods.Items {
+		if msg, ok := refused[p.Name]; ok && p.Spec.NodeName == "" && !p.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+			return fmt.Sprintf("fargate-scheduler refused new pod %s: %s", p.Name, msg), nil
+		}
+	}
+	return "", nil
 }

@@ -192,11 +192,25 @@ func Event(profile string, rs []Refusal) string {
 	}
 	switch {
 	case len(spec) > 0:
-		return "Pod not supported on Fargate: " + strings.Join(spec, ", ")
+		return refusedPrefix + strings.Join(spec, ", ")
 	case len(sched) > 0:
-		return "MatchNodeSelector failed: Fargate profile " + profile + " cannot place the pod: " + strings.Join(sched, ", ")
+		return nodeSelectorPrefix + profile + " cannot place the pod: " + strings.Join(sched, ", ")
 	}
 	return ""
+}
+
+// The beginnings of Event's messages.
+const (
+	refusedPrefix      = "Pod not supported on Fargate: "
+	nodeSelectorPrefix = "MatchNodeSelector failed: Fargate profile "
+)
+
+// IsRefusalEvent reports whether the message of a fargate-scheduler
+// FailedScheduling event says that Fargate refuses the pod (Event), which
+// then stays Pending for good, rather than that it waits (for a free
+// address, an AZ).
+func IsRefusalEvent(message string) bool {
+	return strings.HasPrefix(message, refusedPrefix) || strings.HasPrefix(message, nodeSelectorPrefix)
 }
 
 // EscalatesPrivileges reports whether a container sets
