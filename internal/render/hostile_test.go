@@ -237,6 +237,39 @@ func TestKustomizationRemote(t *testing.T) {
 	}
 }
 
+// TestKustomizationRemoteCap: with --allow-remote, a fetched file larger
+// than the output cap is refused naming its URL, though what it renders
+// would fit; one within the cap is built.
+func TestKustomizationRemoteCap(t *testing.T) {
+	small := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: remote}\n"
+	big := small + strings.Repeat("# padding that renders to nothing\n", 200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big.yaml" {
+			_, _ = w.Write([]byte(big))
+			return
+		}
+		_, _ = w.Write([]byte(small))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		file    string
+		wantErr string
+	}{
+		{"small.yaml", ""},
+		{"big.yaml", "fetching " + srv.URL + "/big.yaml: more than 1000 bytes"},
+	} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "kustomization.yaml"), "resources: ["+srv.URL+"/"+tc.file+"]\n")
+		docs, err := expandDocs(t, &Options{AllowRemote: true, MaxOutput: 1000}, dir)
+		switch {
+		case tc.wantErr == "" && (err != nil || len(docs) != 1):
+			t.Errorf("%s: %v, %d documents; want it built", tc.file, err, len(docs))
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: error %v, want %q", tc.file, err, tc.wantErr)
+		}
+	}
+}
+
 // TestRemoteEntries checks which entries kustomize would fetch.
 func TestRemoteEntries(t *testing.T) {
 	for _, tc := range []struct {

@@ -79,7 +79,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // out of it, is refused with an error that names the link, not where it
 // leads nor what is there. A kustomization that names a resource, base or
 // component by URL (kustomize would run git or fetch it) is refused unless
-// AllowRemote is set.
+// AllowRemote is set; then each file fetched over HTTP may have at most
+// MaxOutput bytes (capFetches).
 //
 // A render that takes longer than Timeout is abandoned (a template cannot be
 // interrupted: it runs on, its result dropped), and one whose documents
@@ -92,6 +93,9 @@ func (o *Options) Expand(path string, info fs.FileInfo, root string) (docs []Doc
 			return docs, true, err
 		}
 		if name := kustomizationFile(path); name != "" {
+			if o.AllowRemote {
+				capFetches(o.maxOutput())
+			}
 			docs, err := o.bounded(path, func() ([]Document, error) { return kustomize(path, name, root, o.AllowRemote) })
 			return docs, true, err
 		}
@@ -107,17 +111,22 @@ func (o *Options) Expand(path string, info fs.FileInfo, root string) (docs []Doc
 	return docs, true, err
 }
 
+// maxOutput is MaxOutput, or its default.
+func (o *Options) maxOutput() int64 {
+	if o.MaxOutput <= 0 {
+		return manifest.DefaultMaxFileSize
+	}
+	return o.MaxOutput
+}
+
 // bounded runs render within o's time and output limits.
 func (o *Options) bounded(path string, render func() ([]Document, error)) ([]Document, error) {
-	timeout, limit := o.Timeout, o.MaxOutput
+	timeout, limit := o.Timeout, o.maxOutput()
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
 	if timeout < 0 {
 		return nil, fmt.Errorf("--render-timeout %s: not a duration above zero", timeout)
-	}
-	if limit <= 0 {
-		limit = manifest.DefaultMaxFileSize
 	}
 	type result struct {
 		docs []Document
