@@ -1,0 +1,152 @@
+package emulator_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkFargateScale measures memory with 5,000 Fargate pods, each on
+// its own node as on Fargate: 50 Deployments of 100 replicas in the
+// namespace spread places (examples/emulator/spread), spread installed.
+// It reports spread's peak resident size once they run, and the peak
+// resident size of `fargatekit scan -o json` next to `kubectl get
+// pods,nodes,deployments,replicasets -A -o json` on the same cluster,
+// with their ratio. docs/benchmarks.md quotes it.
+func BenchmarkFargateScale(b *testing.B) {
+	c := start(b, "spread")
+	env := c.env()
+	c.spreadNamespaces()
+	_, spreadPID := c.installSpread(env)
+	const deployments, replicas = 50, 100
+	for i := range deployments {
+		c.deploy(deployment("apps", fmt.Sprintf("d%02d", i), replicas, nil))
+	}
+	began := time.Now()
+	eventually(b, 30*time.Minute, "5,000 Fargate pods running", func() error {
+		pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "fargate-") {
+				running++
+			}
+		}
+		if running < deployments*replicas {
+			return fmt.Errorf("%d of %d pods running on Fargate", running, deployments*replicas)
+		}
+		return nil
+	})
+	b.Logf("5,000 Fargate pods running after %s", time.Since(began).Round(time.Second))
+	// A process's resident size counts the pages of its binary it touched,
+	// file-backed and shared: fargatekit's alone are most of an idle one's.
+	b.Run("spread", func(b *testing.B) {
+		var m map[string]float64
+		for b.Loop() {
+			m = status(b, spreadPID)
+		}
+		b.ReportMetric(m["VmHWM"], "MB-peak")
+		b.ReportMetric(m["RssAnon"], "MB-anon")
+		b.ReportMetric(m["RssFile"], "MB-file")
+	})
+	b.Run("fargatekit-idle", func(b *testing.B) {
+		var m map[string]float64
+		for b.Loop() {
+			m = idle(b)
+		}
+		b.ReportMetric(m["VmHWM"], "MB-peak")
+		b.ReportMetric(m["RssAnon"], "MB-anon")
+		b.ReportMetric(m["RssFile"], "MB-file")
+	})
+	maxRSS := map[string]float64{}
+	run := func(b *testing.B, name string, args ...string) {
+		var peak int64
+		for b.Loop() {
+			cmd := exec.Command(name, args...)
+			cmd.Env, cmd.Stdout = env, io.Discard
+			if err := cmd.Run(); err != nil {
+				if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+					b.Fatalf("%s: %v", name, err)
+				}
+			}
+			if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				peak = max(peak, u.Maxrss)
+			}
+		}
+		maxRSS[b.Name()] = float64(peak) / 1024
+		b.ReportMetric(float64(peak)/1024, "MB-maxrss")
+	}
+	b.Run("scan", func(b *testing.B) { run(b, fargatekitBin, "scan", "-o", "json") })
+	b.Run("kubectl-get", func(b *testing.B) {
+		run(b, filepath.Join(c.binDir, "kubectl"), "get", "pods,nodes,deployments,replicasets", "-A", "-o", "json")
+	})
+	scan, list := maxRSS["BenchmarkFargateScale/scan"], maxRSS["BenchmarkFargateScale/kubectl-get"]
+	if scan > 0 && list > 0 {
+		b.Logf("scan's peak resident size is %.2f× kubectl get's (%.0f MB against %.0f MB)", scan/list, scan, list)
+	}
+}
+
+// status reads the sizes of process pid's memory in MB from
+// /proc/PID/status: VmHWM (peak resident), RssAnon, RssFile.
+func status(b *testing.B, pid int) map[string]float64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatalf("the status of process %d: %v", pid, err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(data)) {
+		name, kb, ok := strings.Cut(line, ":")
+		if !ok || name != "VmHWM" && name != "RssAnon" && name != "RssFile" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(kb), " kB"))
+		if err != nil {
+			b.Fatalf("process %d: %q", pid, line)
+		}
+		out[name] = float64(n) / 1024
+	}
+	if len(out) != 3 {
+		b.Fatalf("process %d: VmHWM, RssAnon and RssFile not all in its status", pid)
+	}
+	return out
+}
+
+// idle is status of a fargatekit process that waits, having read nothing:
+// `fargatekit check -` on a standard input left open.
+func idle(b *testing.B) map[string]float64 {
+	b.Helper()
+	cmd := exec.Command(fargatekitBin, "check", "-")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	var m map[string]float64
+	// Its resident size grows while it starts: read until it stays.
+	for range 50 {
+		time.Sleep(100 * time.Millisecond)
+		next := status(b, cmd.Process.Pid)
+		if m != nil && next["VmHWM"] == m["VmHWM"] {
+			return next
+		}
+		m = next
+	}
+	return m
+}
