@@ -206,17 +206,37 @@ func (l *listing) read(ctx context.Context) {
 		p.PageSize = l.pageSize
 	}
 	l.err = p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
-		// No rule reads managedFields, often the largest part of an
-		// object: kept, they would double what a large cluster's read holds.
-		if m, err := meta.Accessor(o); err == nil {
-			m.SetManagedFields(nil)
-		}
+		_, _ = Strip(o)
 		l.items = append(l.items, o)
 		return nil
 	})
 	if l.err != nil {
 		l.items = nil
 	}
+}
+
+// Strip removes from a listed object what no rule reads, in place: its
+// managedFields, often its largest part, which kept would double what a
+// large cluster's read holds. It is an informer's transform too.
+func Strip(o any) (any, error) {
+	if m, err := meta.Accessor(o); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return o, nil
+}
+
+// NewRead is a Read of objects listed elsewhere (watch's caches): the
+// snapshot, and the other objects check's rules read; it records their
+// last-applied configurations.
+func NewRead(snap live.Snapshot, objects []*object.Object) *Read {
+	r := &Read{Snapshot: snap, Objects: objects}
+	for _, o := range snap.Owners {
+		r.declare(o)
+	}
+	for _, o := range objects {
+		r.declare(o)
+	}
+	return r
 }
 
 // declare records an object's last-applied-configuration.
