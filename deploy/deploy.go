@@ -1,6 +1,6 @@
 // Package deploy holds what fargatekit installs into clusters: the Helm
-// chart of spread (charts/fargatekit-spread) and the RBAC of scan and fix
-// (rbac/). The chart is built into the binary, so that `fargatekit spread
+// chart of spread (charts/fargatekit-spread) and the RBAC of scan, fix and
+// watch (rbac/). The chart is built into the binary, so that `fargatekit spread
 // install --emulator` installs the very chart a cluster gets.
 package deploy
 

@@ -21,6 +21,7 @@ import (
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cli/upgradecmd"
 	"github.com/fargatekit/fargatekit/internal/cli/versioncmd"
+	"github.com/fargatekit/fargatekit/internal/cli/watchcmd"
 )
 
 // Version, Commit and BuildDate are set by release builds with -ldflags
@@ -127,7 +128,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.ErrOut)
 	cmd.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error (logs go to standard error)")
-	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s), versioncmd.NewCommand(s, build()))
+	cmd.AddCommand(checkcmd.NewCommand(s), plancmd.NewCommand(s), scancmd.NewCommand(s), fixcmd.NewCommand(s), spreadcmd.NewCommand(s), upgradecmd.NewCommand(s), watchcmd.NewCommand(s), emulatorcmd.NewCommand(s), rulescmd.NewCommand(s), versioncmd.NewCommand(s, build()))
 	for _, c := range cmd.Commands() {
 		refuseUnknownSubcommands(c)
 	}

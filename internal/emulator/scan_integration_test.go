@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,12 +128,23 @@ func (r *scanReport) rules() []string {
 
 // TestIntegrationScanIncident: the incident of examples/incident happened;
 // scan exits 1 with the drift of every workload; fix drift --apply brings
-// them back to Fargate; scan finds no drift any more.
+// them back to Fargate; scan finds no drift any more. watch, serving all
+// along, publishes the drift as it happens (a gauge, a Warning Event on
+// each Deployment) and its end (the gauge at 0, a Normal Event).
 func TestIntegrationScanIncident(t *testing.T) {
 	t.Parallel()
 	c := start(t, "incident")
 	c.deployIncident()
 	env := c.env()
+	watched := c.watch(env)
+	drift := func(ns string) string {
+		return fmt.Sprintf(`fargatekit_findings{name="drift-off-fargate",namespace=%q,rule="LV001",severity="blocker"}`, ns)
+	}
+	for _, ns := range incidentNamespaces {
+		if v := metric(t, watched, drift(ns)); v != 0 {
+			t.Errorf("before the incident watch has %s %v", drift(ns), v)
+		}
+	}
 	if r, _ := c.scan(env); len(r.find("LV001", "Deployment", "orders", "orders")) > 0 {
 		t.Fatalf("drift before the incident: %v", r.rules())
 	}
@@ -149,6 +162,18 @@ func TestIntegrationScanIncident(t *testing.T) {
 	})
 	eventually(t, time.Minute, "agent on EC2", func() error { return c.all("orders", "agent", 1, "ec2") })
 	agent := podNames(t, c, "orders", "agent")
+	for _, ns := range incidentNamespaces {
+		want := 1.0 // the Deployment; in orders the bare pod and agent too
+		if ns == "orders" {
+			want = 3
+		}
+		eventually(t, time.Minute, "watch publishes the drift in "+ns, func() error {
+			if v := metric(t, watched, drift(ns)); v != want {
+				return fmt.Errorf("%s = %v, want %v", drift(ns), v, want)
+			}
+			return c.watchEvent(ns, "DriftOffFargate", corev1.EventTypeWarning)
+		})
+	}
 
 	r, code := c.scan(env)
 	if code != 1 {
@@ -220,6 +245,81 @@ func TestIntegrationScanIncident(t *testing.T) {
 	if code != 0 {
 		t.Errorf("scan exit %d after the fix, want 0", code)
 	}
+	for _, ns := range incidentNamespaces {
+		eventually(t, time.Minute, "watch publishes the end of the drift in "+ns, func() error {
+			if v := metric(t, watched, drift(ns)); v != 0 {
+				return fmt.Errorf("%s = %v, want 0", drift(ns), v)
+			}
+			return c.watchEvent(ns, "DriftOffFargateResolved", corev1.EventTypeNormal)
+		})
+	}
+}
+
+// watch runs `fargatekit watch serve` on the emulator until the test ends,
+// as a service account bound to deploy/rbac/watch.yaml alone, and returns
+// the URL of its metrics once it is ready.
+func (c *cluster) watch(env []string) string {
+	c.t.Helper()
+	rbac, err := filepath.Abs(filepath.Join("..", "..", "deploy", "rbac", "watch.yaml"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	setup := "kubectl apply -f " + rbac + ` >/dev/null &&
+kubectl create serviceaccount watcher >/dev/null &&
+kubectl create clusterrolebinding watcher --clusterrole fargatekit-watch --serviceaccount default:watcher >/dev/null &&
+kubectl config set-credentials watcher --token "$(kubectl create token watcher --duration 1h)" >/dev/null &&
+kubectl config set-context watcher --user watcher --cluster "$(kubectl config view --minify -o jsonpath='{.clusters[0].name}')" >/dev/null &&
+kubectl auth can-i patch deployments --context watcher`
+	if out, err := c.shell(env, setup); err == nil || strings.TrimSpace(out) != "no" {
+		c.t.Fatalf("the watcher account: %v (want it not allowed to patch Deployments)\n%s", err, out)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
+	cmd := exec.Command(fargatekitBin, "watch", "serve", "--context", "watcher", "--metrics-listen", addr, "--eks-interval", "10s", "--coalesce", "500ms", "--log-level", "info")
+	var log strings.Builder
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, &log, &log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	c.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-exited; err != nil || c.t.Failed() {
+			c.t.Logf("watch serve: %v\n%s", err, log.String())
+		}
+	})
+	eventually(c.t, time.Minute, "watch serve ready", func() error {
+		select {
+		case err := <-exited:
+			c.t.Fatalf("watch serve exited: %v\n%s", err, log.String())
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	return "http://" + addr + "/metrics"
+}
+
+// watchEvent checks that watch recorded an Event of reason and type on
+// the Deployment ns/ns.
+func (c *cluster) watchEvent(ns, reason, typ string) error {
+	events, err := c.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Deployment,involvedObject.name=" + ns + ",reason=" + reason})
+	if err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.Type == typ && e.Source.Component == "fargatekit-watch" {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s Event %s from fargatekit-watch on Deployment %s/%s", typ, reason, ns, ns)
 }
 
 // TestIntegrationScanCluster: on one cluster, what scan finds that needs no

@@ -1,0 +1,78 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// EventSource is the component the controller's Events name.
+const EventSource = "fargatekit-watch"
+
+// ServeOptions are those of Serve: the controller's, but its registry and
+// recorder, which Serve makes.
+type ServeOptions struct {
+	Options
+	// MetricsAddr serves /metrics, /healthz and /readyz over HTTP.
+	MetricsAddr string
+	// Ready, when set, is closed once the first analysis is published.
+	Ready chan struct{}
+}
+
+// Serve runs the controller with its metrics endpoint and Events until ctx
+// ends.
+func Serve(ctx context.Context, o ServeOptions) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	o.Registry = reg
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	defer broadcaster.Shutdown()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: o.Conn.Client.CoreV1().Events("")})
+	o.Events = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: EventSource})
+
+	ln, err := net.Listen("tcp", o.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("the metrics endpoint cannot listen on %s: %w", o.MetricsAddr, err)
+	}
+	var ready atomic.Bool
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "the first analysis is not published yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			slog.Error("watch: the metrics endpoint stopped", "err", err)
+		}
+	}()
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	slog.Info("watch serving", "metrics", "http://"+ln.Addr().String()+"/metrics")
+	return Run(ctx, o.Options, func() {
+		ready.Store(true)
+		if o.Ready != nil {
+			close(o.Ready)
+		}
+	})
+}
