@@ -329,6 +329,7 @@ func TestFlagMinimums(t *testing.T) {
 		{[]string{"scan", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
 		{[]string{"watch", "serve", "--eks-interval", "1s"}, "--eks-interval 1s: must be at least 10s"},
 		{[]string{"watch", "serve", "--coalesce", "0s"}, "--coalesce 0s: must be at least 100ms"},
+		{[]string{"watch", "serve", "--resync", "1s"}, "--resync 1s: must be at least 10s"},
 		{[]string{"watch", "serve", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
 		{[]string{"scan", "--subnet-headroom", "-1"}, "--subnet-headroom -1: must be 0"},
 		{[]string{"fix", "drift", "--timeout", "0s"}, "--timeout 0s: must be at least 1s"},

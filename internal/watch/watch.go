@@ -30,6 +30,10 @@ type Options struct {
 	// Coalesce is how long an analysis waits after a change for the
 	// changes that come with it.
 	Coalesce time.Duration
+	// Resync is the longest time between two analyses: findings that
+	// depend on time (a pod Terminating too long) appear without a change,
+	// and the time of the last analysis says the controller works.
+	Resync   time.Duration
 	Registry prometheus.Registerer
 	// Events records the findings' Events; nil records none.
 	Events record.EventRecorder
@@ -39,6 +43,7 @@ type Options struct {
 const (
 	MinEKSInterval = 10 * time.Second
 	MinCoalesce    = 100 * time.Millisecond
+	MinResync      = 10 * time.Second
 )
 
 // controller is the running state of Run.
@@ -82,10 +87,14 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	if ready != nil {
 		ready()
 	}
+	resync := time.NewTicker(max(o.Resync, MinResync))
+	defer resync.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-resync.C:
+			c.signal()
 		case <-c.changed:
 		}
 		// A change seldom comes alone (a rollout, a node and its pods):

@@ -49,7 +49,7 @@ func newServe(s streams.Streams) *cobra.Command {
 			"nodes, the pods' Warning events, the workloads and the objects check's rules read; it reads the\n" +
 			"Fargate profiles and the cluster from the EKS API every --eks-interval (longer after a failure).\n" +
 			"Each change, and the changes that follow it within --coalesce, triggers one analysis, the same as\n" +
-			"scan's. It serves /metrics, /healthz and /readyz (ready once the first analysis is published) on\n" +
+			"scan's; with no change, one runs every --resync. It serves /metrics, /healthz and /readyz (ready once the first analysis is published) on\n" +
 			"--metrics-listen, and records Events as the component fargatekit-watch. It only reads the cluster,\n" +
 			"but for Events. It stops on SIGINT or SIGTERM.",
 		Example: "  fargatekit watch serve\n" +
@@ -61,6 +61,9 @@ func newServe(s streams.Streams) *cobra.Command {
 			}
 			if o.EKSInterval < watch.MinEKSInterval {
 				return fmt.Errorf("--eks-interval %s: must be at least %s, how often the EKS API is read", o.EKSInterval, watch.MinEKSInterval)
+			}
+			if o.Resync < watch.MinResync {
+				return fmt.Errorf("--resync %s: must be at least %s, the longest time between two analyses", o.Resync, watch.MinResync)
 			}
 			if o.Coalesce < watch.MinCoalesce {
 				return fmt.Errorf("--coalesce %s: must be at least %s, how long an analysis waits for the changes that come with one", o.Coalesce, watch.MinCoalesce)
@@ -92,5 +95,6 @@ func newServe(s streams.Streams) *cobra.Command {
 	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
 	fl.DurationVar(&o.EKSInterval, "eks-interval", 30*time.Second, "how often the EKS API is read (profiles, cluster)")
 	fl.DurationVar(&o.Coalesce, "coalesce", 2*time.Second, "how long an analysis waits, after a change, for the changes that come with it")
+	fl.DurationVar(&o.Resync, "resync", time.Minute, "the longest time between two analyses, changes or not (findings that depend on time)")
 	return cmd
 }
