@@ -30,7 +30,11 @@ func finding(r *rules.Rule, st live.WorkloadState, message string) rules.Finding
 }
 
 func rep(states []live.WorkloadState, findings ...rules.Finding) *report.Report {
-	return &report.Report{Findings: findings, Cluster: &report.Cluster{Analysis: &live.Result{Workloads: states}}}
+	perAZ := map[string]int{}
+	for i, st := range states {
+		perAZ[[]string{"us-east-1a", "us-east-1b"}[i%2]] += st.Fargate
+	}
+	return &report.Report{Findings: findings, Cluster: &report.Cluster{Analysis: &live.Result{Workloads: states, PodsPerAZ: perAZ}}}
 }
 
 // TestPublish: the gauges count the workloads with each finding per
@@ -76,8 +80,12 @@ fargatekit_pods{compute="pending",namespace="shop"} 0
 # TYPE fargatekit_fargate_cost_dollars_per_month gauge
 fargatekit_fargate_cost_dollars_per_month{namespace="data"} 20
 fargatekit_fargate_cost_dollars_per_month{namespace="shop"} 10.5
+# HELP fargatekit_fargate_zone_pods Running pods on Fargate by AZ.
+# TYPE fargatekit_fargate_zone_pods gauge
+fargatekit_fargate_zone_pods{zone="us-east-1a"} 2
+fargatekit_fargate_zone_pods{zone="us-east-1b"} 1
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), findingsMetric, podsMetric, costMetric); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), findingsMetric, podsMetric, costMetric, zonePodsMetric); err != nil {
 		t.Error(err)
 	}
 	wantEvents := []string{
