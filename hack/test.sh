@@ -9,6 +9,9 @@ if [ -z "${FARGATEKIT_CONTROLPLANE:-}" ]; then
 	export FARGATEKIT_CONTROLPLANE
 fi
 hack/tools.sh awscli >/dev/null
+# The alerting rules' tests run promtool, pinned and cached.
+FARGATEKIT_PROMTOOL=$(hack/tools.sh promtool)
+export FARGATEKIT_PROMTOOL
 # The release tests (internal/release) run GoReleaser, ko, crane, krew and
 # pre-commit, pinned and cached by hack/tools.sh.
 hack/tools.sh pre-commit >/dev/null

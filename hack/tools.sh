@@ -5,6 +5,8 @@
 #   hack/tools.sh awscli           installs the AWS CLI (Debian's awscli) if missing
 #   hack/tools.sh pre-commit       installs pre-commit (Debian's package) if missing
 #   hack/tools.sh chromium         installs Chromium (Debian's package) if missing
+#   hack/tools.sh promtool         prints the path of the cached promtool (the
+#                                  alerting rules' tests)
 #   hack/tools.sh goreleaser | ko | crane | cyclonedx-gomod | krew
 #                                  prints the path of the cached release tool
 #   hack/tools.sh release          builds the five and prints a directory that
@@ -12,6 +14,9 @@
 set -euo pipefail
 
 GOLANGCI_LINT_VERSION=v2.15.0
+# promtool tests deploy/prometheus's alerting rules; the Prometheus module's
+# versions are v0.x of the Prometheus 3.x releases.
+PROMTOOL_VERSION=v0.316.0
 # The release tools, pinned; built from source through the Go module proxy.
 GORELEASER_VERSION=v2.16.0
 KO_VERSION=v0.19.1
@@ -22,15 +27,15 @@ CACHE="${FARGATEKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fargatekit}"
 BIN="$CACHE/bin"
 mkdir -p "$BIN"
 
-# gotool NAME PACKAGE VERSION: builds PACKAGE@VERSION once into $BIN and
-# prints the path.
+# gotool NAME PACKAGE VERSION [BUILD-FLAGS]: builds PACKAGE@VERSION once into
+# $BIN and prints the path.
 gotool() {
 	local tool="$BIN/$1-$3"
 	if [ ! -x "$tool" ]; then
 		echo "hack/tools.sh: building $1 $3 into $BIN (once)" >&2
 		local tmp
 		tmp=$(mktemp -d)
-		GOBIN="$tmp" GOFLAGS= go install "$2@$3"
+		GOBIN="$tmp" GOFLAGS="${4:-}" go install "$2@$3"
 		mv "$tmp/$(basename "${2%/v[0-9]*}")" "$tool"
 		rmdir "$tmp"
 	fi
@@ -53,6 +58,9 @@ debian() {
 
 case "${1:-}" in
 golangci-lint) gotool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION" ;;
+# Without the service discoveries (Prometheus's remove_all_sd tag), which
+# promtool test rules does not use: half the build time.
+promtool) gotool promtool github.com/prometheus/prometheus/cmd/promtool "$PROMTOOL_VERSION" -tags=remove_all_sd ;;
 goreleaser) gotool goreleaser github.com/goreleaser/goreleaser/v2 "$GORELEASER_VERSION" ;;
 ko) gotool ko github.com/google/ko "$KO_VERSION" ;;
 crane) gotool crane github.com/google/go-containerregistry/cmd/crane "$CRANE_VERSION" ;;
@@ -73,7 +81,7 @@ pre-commit) debian pre-commit pre-commit ;;
 # The tests of the HTML reports open them in headless Chromium.
 chromium) debian chromium chromium ;;
 *)
-	echo "usage: hack/tools.sh golangci-lint | awscli | pre-commit | chromium | goreleaser | ko | crane | cyclonedx-gomod | krew | release" >&2
+	echo "usage: hack/tools.sh golangci-lint | promtool | awscli | pre-commit | chromium | goreleaser | ko | crane | cyclonedx-gomod | krew | release" >&2
 	exit 2
 	;;
 esac
