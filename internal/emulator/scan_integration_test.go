@@ -136,7 +136,7 @@ func TestIntegrationScanIncident(t *testing.T) {
 	c := start(t, "incident")
 	c.deployIncident()
 	env := c.env()
-	watched := c.watch(env)
+	watched, _ := c.watch(env)
 	drift := func(ns string) string {
 		return fmt.Sprintf(`fargatekit_findings{name="drift-off-fargate",namespace=%q,rule="LV001",severity="blocker"}`, ns)
 	}
@@ -257,8 +257,8 @@ func TestIntegrationScanIncident(t *testing.T) {
 
 // watch runs `fargatekit watch serve` on the emulator until the test ends,
 // as a service account bound to deploy/rbac/watch.yaml alone, and returns
-// the URL of its metrics once it is ready.
-func (c *cluster) watch(env []string) string {
+// the URL of its metrics and its pid once it is ready.
+func (c *cluster) watch(env []string) (string, int) {
 	c.t.Helper()
 	rbac, err := filepath.Abs(filepath.Join("..", "..", "deploy", "rbac", "watch.yaml"))
 	if err != nil {
@@ -304,7 +304,7 @@ kubectl auth can-i patch deployments --context watcher`
 		}
 		return nil
 	})
-	return "http://" + addr + "/metrics"
+	return "http://" + addr + "/metrics", cmd.Process.Pid
 }
 
 // watchEvent checks that watch recorded an Event of reason and type on

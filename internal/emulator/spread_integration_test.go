@@ -110,7 +110,7 @@ func (c *cluster) rolloutSkews(ns, app string, replicas, n int) []int {
 }
 
 // metric reads one sample of spread's /metrics, 0 when absent.
-func metric(t *testing.T, url, sample string) float64 {
+func metric(t testing.TB, url, sample string) float64 {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
