@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fargatekit/fargatekit/internal/emulator/placement"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 )
 
@@ -207,25 +208,8 @@ func (p *patcher) recycle(ctx context.Context, pod *corev1.Pod, patch *FargatePa
 	message := fmt.Sprintf("EKS Fargate Pod Scheduled Termination: the pod could not be evicted for a Fargate OS patch (%v); it will be deleted at %s unless it is restarted before then",
 		err, at.UTC().Format(time.RFC3339))
 	slog.Info("Fargate OS patch: eviction refused, termination scheduled", "pod", name, "at", at)
-	return p.event(ctx, pod, message)
-}
-
-// event records the Warning event of a pod's scheduled termination.
-func (p *patcher) event(ctx context.Context, pod *corev1.Pod, message string) error {
-	now := metav1.NewTime(p.now())
-	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
-		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
-		Reason:         ScheduledTerminationReason,
-		Message:        message,
-		Type:           corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: "eks-fargate-patching"},
-		FirstTimestamp: now,
-		LastTimestamp:  now,
-		Count:          1,
-	}
-	if _, err := p.client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("recording the scheduled termination of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	if err := placement.RecordPodEvent(ctx, p.client, pod, corev1.EventSource{Component: "eks-fargate-patching"}, corev1.EventTypeWarning, ScheduledTerminationReason, message); err != nil {
+		return fmt.Errorf("recording the scheduled termination of pod %s: %w", name, err)
 	}
 	return nil
 }

@@ -707,18 +707,23 @@ func (s *Scheduler) event(ctx context.Context, pod *corev1.Pod, message string) 
 		}
 		return nil
 	}
-	return s.create(ctx, pod, name, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeWarning, "FailedScheduling", message)
+	return createEvent(ctx, s.Client, pod, name, corev1.EventSource{Component: fargate.SchedulerName}, corev1.EventTypeWarning, "FailedScheduling", message)
 }
 
-// record records an event about the pod, named as client-go's recorder
-// names events: in the order recorded, which kubectl describe keeps for
-// events of the same second.
+// record records an event about the pod (RecordPodEvent).
 func (s *Scheduler) record(ctx context.Context, pod *corev1.Pod, source corev1.EventSource, typ, reason, message string) error {
-	return s.create(ctx, pod, fmt.Sprintf("%s.%x", pod.Name, time.Now().UnixNano()), source, typ, reason, message)
+	return RecordPodEvent(ctx, s.Client, pod, source, typ, reason, message)
 }
 
-// create creates an event about the pod.
-func (s *Scheduler) create(ctx context.Context, pod *corev1.Pod, name string, source corev1.EventSource, typ, reason, message string) error {
+// RecordPodEvent records an event about the pod, named as client-go's
+// recorder names events: in the order recorded, which kubectl describe
+// keeps for events of the same second.
+func RecordPodEvent(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, source corev1.EventSource, typ, reason, message string) error {
+	return createEvent(ctx, client, pod, fmt.Sprintf("%s.%x", pod.Name, time.Now().UnixNano()), source, typ, reason, message)
+}
+
+// createEvent creates an event of the given name about the pod.
+func createEvent(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, name string, source corev1.EventSource, typ, reason, message string) error {
 	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: pod.Namespace},
@@ -731,7 +736,7 @@ func (s *Scheduler) create(ctx context.Context, pod *corev1.Pod, name string, so
 		LastTimestamp:  now,
 		Count:          1,
 	}
-	if _, err := s.Client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+	if _, err := client.CoreV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("recording event %q: %w", message, err)
 	}
 	return nil
