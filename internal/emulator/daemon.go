@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -393,6 +394,7 @@ func (k *versionKeeper) step(ctx context.Context) time.Duration {
 func clusterNetwork(ctx context.Context, client kubernetes.Interface, socket string) (*http.Server, error) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	services := factory.Core().V1().Services().Lister()
+	endpoints := factory.Discovery().V1().EndpointSlices().Lister()
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -406,6 +408,9 @@ func clusterNetwork(ctx context.Context, client kubernetes.Interface, socket str
 	}
 	proxy := &egress.Proxy{Services: func() []*corev1.Service {
 		all, _ := services.List(labels.Everything())
+		return all
+	}, Endpoints: func() []*discoveryv1.EndpointSlice {
+		all, _ := endpoints.List(labels.Everything())
 		return all
 	}}
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}

@@ -1,7 +1,8 @@
 // Package egress lets the emulator's API server reach Services of the
 // cluster, as an EKS control plane reaches pods through the cluster's
 // network. KWOK runs no pod, so a Service's traffic from the API server
-// (service webhooks, aggregated APIs) goes to 127.0.0.1 on the Service's
+// (service webhooks, aggregated APIs, and the service proxy, which dials
+// one of the Service's endpoints) goes to 127.0.0.1 on the Service's
 // target port, where a process of the host stands in for its pods.
 //
 // The API server sends its cluster traffic through an HTTP CONNECT proxy on a
@@ -17,11 +18,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -44,10 +47,17 @@ egressSelections:
 // Services lists the cluster's Services (an informer's cache).
 type Services func() []*corev1.Service
 
+// Endpoints lists the cluster's EndpointSlices (an informer's cache).
+type Endpoints func() []*discoveryv1.EndpointSlice
+
 // Proxy answers CONNECT host:port. A Service's cluster IP and port is
-// dialled at 127.0.0.1 on its target port; any other address as given.
+// dialled at 127.0.0.1 on its target port, and so is an endpoint of a
+// Service (a pod's IP, on a port of its EndpointSlice: where `kubectl get
+// --raw .../services/NAME:PORT/proxy/` goes); any other address as given.
 type Proxy struct {
 	Services Services
+	// Endpoints is nil when only cluster IPs are routed (tests).
+	Endpoints Endpoints
 	// Dial is net.Dialer's DialContext unless set (tests).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -61,6 +71,16 @@ func (p *Proxy) Route(addr string) (string, error) {
 	port, err := strconv.Atoi(portText)
 	if err != nil {
 		return "", fmt.Errorf("CONNECT %q: the port is not a number", addr)
+	}
+	// Endpoints first, on their exact port: KWOK gives pods addresses of
+	// the range of cluster IPs (the Service kubernetes is 10.0.0.1, and so
+	// may be a pod).
+	if p.Endpoints != nil {
+		for _, slice := range p.Endpoints() {
+			if hasEndpoint(slice, host, port) {
+				return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
+			}
+		}
 	}
 	for _, svc := range p.Services() {
 		if !hasIP(svc, host) {
@@ -83,6 +103,15 @@ func (p *Proxy) Route(addr string) (string, error) {
 		return "", fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, port)
 	}
 	return addr, nil
+}
+
+// hasEndpoint reports whether the slice has an endpoint at ip and a port
+// numbered port.
+func hasEndpoint(slice *discoveryv1.EndpointSlice, ip string, port int) bool {
+	if !slices.ContainsFunc(slice.Ports, func(p discoveryv1.EndpointPort) bool { return p.Port != nil && int(*p.Port) == port }) {
+		return false
+	}
+	return slices.ContainsFunc(slice.Endpoints, func(e discoveryv1.Endpoint) bool { return slices.Contains(e.Addresses, ip) })
 }
 
 func hasIP(svc *corev1.Service, ip string) bool {

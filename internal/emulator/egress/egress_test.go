@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -20,6 +21,14 @@ func service(ip string, port int32, target intstr.IntOrString) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc"},
 		Spec: corev1.ServiceSpec{ClusterIP: ip, ClusterIPs: []string{ip},
 			Ports: []corev1.ServicePort{{Port: port, TargetPort: target}}},
+	}
+}
+
+func slice(ip string, port int32) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-x1"},
+		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.9"}}, {Addresses: []string{ip}}},
+		Ports:      []discoveryv1.EndpointPort{{Port: new(int32(80))}, {Port: &port}},
 	}
 }
 
@@ -35,9 +44,14 @@ func TestRoute(t *testing.T) {
 		{name: "port the service lacks", addr: "10.96.0.10:80", svc: service("10.96.0.10", 443, intstr.FromInt32(9443)), err: "has no port 80"},
 		{name: "named target port", addr: "10.96.0.10:443", svc: service("10.96.0.10", 443, intstr.FromString("https")), err: `numeric target ports only, not "https"`},
 		{name: "no port", addr: "10.96.0.10", svc: service("10.96.0.10", 443, intstr.FromInt32(9443)), err: "missing port"},
+		{name: "an endpoint goes to its port", addr: "10.244.0.7:8080", svc: service("10.96.0.10", 443, intstr.FromInt32(9443)), want: "127.0.0.1:8080"},
+		{name: "an endpoint's IP on a port its slice lacks goes direct", addr: "10.244.0.7:9090", svc: service("10.96.0.10", 443, intstr.FromInt32(9443)), want: "10.244.0.7:9090"},
+		{name: "a port of the slice at another IP goes direct", addr: "10.244.0.8:8080", svc: service("10.96.0.10", 443, intstr.FromInt32(9443)), want: "10.244.0.8:8080"},
+		{name: "an endpoint at a Service's cluster IP (KWOK)", addr: "10.244.0.7:8080", svc: service("10.244.0.7", 443, intstr.FromInt32(9443)), want: "127.0.0.1:8080"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Proxy{Services: func() []*corev1.Service { return []*corev1.Service{tc.svc} }}
+			p := &Proxy{Services: func() []*corev1.Service { return []*corev1.Service{tc.svc} },
+				Endpoints: func() []*discoveryv1.EndpointSlice { return []*discoveryv1.EndpointSlice{slice("10.244.0.7", 8080)} }}
 			got, err := p.Route(tc.addr)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
