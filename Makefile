@@ -31,7 +31,7 @@ lint: ## golangci-lint (installed into the cache by hack/tools.sh)
 verify: ## generated docs and golden files are up to date
 	hack/verify.sh
 
-generate: ## regenerate docs/rules.md
+generate: ## regenerate docs/rules.md and the watch chart's copies of the rules and dashboard
 	hack/generate.sh
 
 docs: ## regenerate the man pages (docs/man) and shell completions (completions/)

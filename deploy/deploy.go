@@ -1,7 +1,9 @@
 // Package deploy holds what fargatekit installs into clusters: the Helm
-// chart of spread (charts/fargatekit-spread) and the RBAC of scan, fix and
-// watch (rbac/). The chart is built into the binary, so that `fargatekit spread
-// install --emulator` installs the very chart a cluster gets.
+// charts of spread (charts/fargatekit-spread) and watch
+// (charts/fargatekit-watch), and the RBAC of scan, fix and watch (rbac/);
+// and installs a chart with the Helm SDK. The charts are built into the
+// binary, so that `fargatekit spread install --emulator` and `fargatekit
+// watch install --emulator` install the very chart a cluster gets.
 package deploy
 
 import (
@@ -15,16 +17,26 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
-// SpreadChartDir is the chart's directory in the repository.
-const SpreadChartDir = "charts/fargatekit-spread"
+// The charts' directories in the repository.
+const (
+	SpreadChartDir = "charts/fargatekit-spread"
+	WatchChartDir  = "charts/fargatekit-watch"
+)
 
-//go:embed all:charts/fargatekit-spread
+//go:embed all:charts/fargatekit-spread all:charts/fargatekit-watch
 var charts embed.FS
 
 // SpreadChart loads the spread chart built into the binary.
-func SpreadChart() (*chart.Chart, error) {
+func SpreadChart() (*chart.Chart, error) { return Chart(SpreadChartDir) }
+
+// WatchChart loads the watch chart built into the binary.
+func WatchChart() (*chart.Chart, error) { return Chart(WatchChartDir) }
+
+// Chart loads the chart of dir (SpreadChartDir, WatchChartDir) built into
+// the binary.
+func Chart(dir string) (*chart.Chart, error) {
 	var files []*archive.BufferedFile
-	err := fs.WalkDir(charts, SpreadChartDir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(charts, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -32,15 +44,15 @@ func SpreadChart() (*chart.Chart, error) {
 		if err != nil {
 			return err
 		}
-		files = append(files, &archive.BufferedFile{Name: strings.TrimPrefix(p, SpreadChartDir+"/"), Data: data})
+		files = append(files, &archive.BufferedFile{Name: strings.TrimPrefix(p, dir+"/"), Data: data})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the spread chart: %w", err)
+		return nil, fmt.Errorf("reading the chart %s: %w", dir, err)
 	}
 	ch, err := loader.LoadFiles(files)
 	if err != nil {
-		return nil, fmt.Errorf("loading the spread chart: %w", err)
+		return nil, fmt.Errorf("loading the chart %s: %w", dir, err)
 	}
 	return ch, nil
 }

@@ -19,6 +19,15 @@ if ! diff -u docs/rules.md "$tmp"; then
 	status=1
 fi
 
+# The watch chart carries copies of the alerting rules and the dashboard
+# (a chart cannot read files outside its directory).
+for f in prometheus/fargatekit-rules.yaml grafana/fargatekit-dashboard.json; do
+	if ! diff -u "deploy/$f" "deploy/charts/fargatekit-watch/files/${f#*/}"; then
+		echo "deploy/charts/fargatekit-watch/files/${f#*/} is not deploy/$f: run make generate" >&2
+		status=1
+	fi
+done
+
 go run "${flags[@]}" ./hack/gendocs -man "$gen/man" -completions "$gen/completions"
 # The man pages' .TH line carries the month they were written.
 if ! diff -ru -I '^\.TH ' docs/man "$gen/man" || ! diff -ru completions "$gen/completions"; then

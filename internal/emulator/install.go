@@ -68,12 +68,51 @@ type HostInstalled struct {
 	Log string
 }
 
-// AWSEnv is the chart value env for a pod that calls the emulator's EKS
-// and EC2 APIs at endpoint.
+// Target finds the emulator of stateDir, or the only one when stateDir is
+// "": the state directory and its record, for a command that installs a
+// chart into it.
+func Target(stateDir string) (string, *Record, error) {
+	dir := stateDir
+	if dir == "" {
+		var err error
+		if dir, err = Only(StateRoot()); err != nil {
+			return "", nil, err
+		}
+		if dir == "" {
+			return "", nil, fmt.Errorf("no emulator in %s: start one with `fargatekit emulator up`, or name its state directory with --state-dir", StateRoot())
+		}
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	rec, err := ReadRecord(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if rec == nil {
+		return "", nil, fmt.Errorf("%s holds no emulator: give the --state-dir of one (fargatekit emulator list)", dir)
+	}
+	return dir, rec, nil
+}
+
+// AdminClient is a client of the emulator of the state directory dir, as
+// its admin.
+func AdminClient(dir string) (kubernetes.Interface, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's kubeconfig (has it been started? fargatekit emulator up): %w", err)
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+// AWSEnv is the chart value env for a pod that calls the emulator's EKS,
+// EC2 and IAM APIs at endpoint.
 func AWSEnv(endpoint string) []any {
 	return []any{
 		map[string]any{"name": "AWS_ENDPOINT_URL_EKS", "value": endpoint},
 		map[string]any{"name": "AWS_ENDPOINT_URL_EC2", "value": endpoint},
+		map[string]any{"name": "AWS_ENDPOINT_URL_IAM", "value": endpoint},
 		// The emulator accepts any credentials, but refuses unsigned requests.
 		map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": Credentials.AccessKeyID},
 		map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": Credentials.SecretAccessKey},

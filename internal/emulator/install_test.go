@@ -118,8 +118,8 @@ func TestStandIn(t *testing.T) {
 	}
 }
 
-// TestAWSEnv: a chart's pod calls the emulator's EKS and EC2 APIs with
-// credentials the SDK accepts.
+// TestAWSEnv: a chart's pod calls the emulator's EKS, EC2 and IAM APIs
+// with credentials the SDK accepts.
 func TestAWSEnv(t *testing.T) {
 	got := map[string]any{}
 	for _, e := range AWSEnv("http://127.0.0.1:4566") {
@@ -127,7 +127,7 @@ func TestAWSEnv(t *testing.T) {
 		got[m["name"].(string)] = m["value"]
 	}
 	want := map[string]any{
-		"AWS_ENDPOINT_URL_EKS": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_EC2": "http://127.0.0.1:4566",
+		"AWS_ENDPOINT_URL_EKS": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_EC2": "http://127.0.0.1:4566", "AWS_ENDPOINT_URL_IAM": "http://127.0.0.1:4566",
 		"AWS_ACCESS_KEY_ID": "emulator", "AWS_SECRET_ACCESS_KEY": "emulator",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

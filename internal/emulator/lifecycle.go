@@ -576,7 +576,7 @@ func GetStatus(o *Options) (Status, error) {
 func (s Status) AllRunning() bool { return s.Recorded && len(s.Stopped) == 0 }
 
 func isControlPlane(p Process) bool {
-	return p.Component != ComponentDaemon && p.Component != ComponentSpread
+	return p.Component != ComponentDaemon && p.Component != ComponentSpread && p.Component != ComponentWatch
 }
 
 // describe lists processes for a message: "etcd (pid 12, ports 2379), ...".

@@ -29,9 +29,13 @@ const (
 var Components = []string{ComponentEtcd, ComponentAPIServer, ComponentControllerManager, ComponentScheduler, ComponentKwok, ComponentDaemon}
 
 // ComponentSpread is `fargatekit spread serve` when `spread install
-// --emulator` started it: optional, listed after the components, stopped
-// with them.
-const ComponentSpread = "spread"
+// --emulator` started it, and ComponentWatch `fargatekit watch serve` when
+// `watch install --emulator` did: optional, listed after the components,
+// stopped with them.
+const (
+	ComponentSpread = "spread"
+	ComponentWatch  = "watch"
+)
 
 // order ranks a component in reports.
 func order(c string) int {
@@ -117,6 +121,8 @@ func component(args []string) string {
 			return ComponentDaemon
 		case args[i] == "spread" && args[i+1] == "serve":
 			return ComponentSpread
+		case args[i] == "watch" && args[i+1] == "serve":
+			return ComponentWatch
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,12 +137,12 @@ func TestIntegrationScanIncident(t *testing.T) {
 	c := start(t, "incident")
 	c.deployIncident()
 	env := c.env()
-	watched, _ := c.watch(env)
+	watched := c.installWatch(env)
 	drift := func(ns string) string {
 		return fmt.Sprintf(`fargatekit_findings{name="drift-off-fargate",namespace=%q,rule="LV001",severity="blocker"}`, ns)
 	}
 	for _, ns := range incidentNamespaces {
-		if v := metric(t, watched, drift(ns)); v != 0 {
+		if v := watched(drift(ns)); v != 0 {
 			t.Errorf("before the incident watch has %s %v", drift(ns), v)
 		}
 	}
@@ -168,7 +169,7 @@ func TestIntegrationScanIncident(t *testing.T) {
 			want = 3
 		}
 		eventually(t, time.Minute, "watch publishes the drift in "+ns, func() error {
-			if v := metric(t, watched, drift(ns)); v != want {
+			if v := watched(drift(ns)); v != want {
 				return fmt.Errorf("%s = %v, want %v", drift(ns), v, want)
 			}
 			return c.watchEvent(ns, "DriftOffFargate", corev1.EventTypeWarning)
@@ -247,11 +248,56 @@ func TestIntegrationScanIncident(t *testing.T) {
 	}
 	for _, ns := range incidentNamespaces {
 		eventually(t, time.Minute, "watch publishes the end of the drift in "+ns, func() error {
-			if v := metric(t, watched, drift(ns)); v != 0 {
+			if v := watched(drift(ns)); v != 0 {
 				return fmt.Errorf("%s = %v, want 0", drift(ns), v)
 			}
 			return c.watchEvent(ns, "DriftOffFargateResolved", corev1.EventTypeNormal)
 		})
+	}
+	out, errOut, code = c.fargatekit(env, "watch", "uninstall", "--emulator", "--state-dir", c.state)
+	if code != 0 || out != "watch removed\n" {
+		t.Errorf("watch uninstall (exit %d):\n%s%s", code, out, errOut)
+	}
+	if _, err := c.kube.CoreV1().Services(watchRelease).ProxyGet("http", watchRelease, "metrics", "metrics", nil).DoRaw(ctx); err == nil {
+		t.Error("watch's metrics are served after watch uninstall")
+	}
+}
+
+// watchRelease is the namespace and name of the release `watch install
+// --emulator` makes.
+const watchRelease = "fargatekit-watch"
+
+// installWatch runs `fargatekit watch install --emulator`, as a user
+// would, and returns a reader of its metrics through the API server's
+// service proxy (kubectl get --raw
+// /api/v1/namespaces/fargatekit-watch/services/fargatekit-watch:metrics/proxy/metrics):
+// one sample's value, 0 when absent.
+func (c *cluster) installWatch(env []string) func(sample string) float64 {
+	c.t.Helper()
+	out, errOut, code := c.fargatekit(env, "watch", "install", "--emulator", "--state-dir", c.state, "--eks-interval", "10s", "--coalesce", "500ms")
+	if code != 0 || !strings.Contains(out, "kubectl get --raw /api/v1/namespaces/fargatekit-watch/services/fargatekit-watch:metrics/proxy/metrics\n") {
+		c.t.Fatalf("watch install exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// The chart's RBAC reads and writes Events only.
+	can, err := c.shell(env, "kubectl auth can-i patch deployments --as system:serviceaccount:fargatekit-watch:fargatekit-watch")
+	if err == nil || strings.TrimSpace(can) != "no" {
+		c.t.Fatalf("the chart's service account may patch Deployments: %v %s", err, can)
+	}
+	read := func() ([]byte, error) {
+		return c.kube.CoreV1().Services(watchRelease).ProxyGet("http", watchRelease, "metrics", "metrics", nil).DoRaw(ctx)
+	}
+	// The Service has an endpoint once the chart's pod runs on a node.
+	eventually(c.t, time.Minute, "watch's metrics through the API server", func() error {
+		_, err := read()
+		return err
+	})
+	return func(sample string) float64 {
+		c.t.Helper()
+		body, err := read()
+		if err != nil {
+			c.t.Fatalf("reading watch's metrics through the API server: %v", err)
+		}
+		return sampleValue(c.t, bytes.NewReader(body), sample)
 	}
 }
 

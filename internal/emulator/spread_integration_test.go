@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -117,7 +118,14 @@ func metric(t testing.TB, url, sample string) float64 {
 		t.Fatalf("reading spread's metrics: %v", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	sc := bufio.NewScanner(resp.Body)
+	return sampleValue(t, resp.Body, sample)
+}
+
+// sampleValue is one sample's value in a Prometheus text exposition, 0
+// when absent.
+func sampleValue(t testing.TB, r io.Reader, sample string) float64 {
+	t.Helper()
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)

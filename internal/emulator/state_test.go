@@ -63,6 +63,8 @@ func TestProcessMatching(t *testing.T) {
 		{[]string{"/usr/bin/kube-apiserver", "--client-ca-file", "/tmp/fk/kwok/pki/ca.crt"}, "kube-apiserver", true},
 		{[]string{"/bin/fargatekit", "emulator", "serve", "--state-dir", "/tmp/fk"}, "daemon", true},
 		{[]string{"/bin/fargatekit", "emulator", "status", "--state-dir", "/tmp/fk"}, "", true},
+		{[]string{"/bin/fargatekit", "spread", "serve", "--kubeconfig", "/tmp/fk/spread/kubeconfig"}, "spread", true},
+		{[]string{"/bin/fargatekit", "watch", "serve", "--kubeconfig", "/tmp/fk/watch/kubeconfig"}, "watch", true},
 		{[]string{"tail", "-f", "/tmp/fk/daemon.log"}, "", true},
 		{[]string{"/tmp/fk/kwok/clusters/shop/bin/kube-apiserver", "--version"}, "", true},
 		{[]string{"/tmp/fk-other/bin/etcd", "--data-dir=/tmp/fk-other/etcd"}, "etcd", false},

@@ -110,12 +110,17 @@ func TestImage(t *testing.T) {
 	}
 }
 
-// TestChartImage checks that the spread chart runs the image make image and
-// the release build: its default repository is the one ko pushes to, and
+// TestChartImage checks that the charts (spread's, watch's) run the image
+// make image and the release build: its default repository is the one ko pushes to, and
 // its default tag is the chart's appVersion, which has the form of the
 // release tags the image is pushed with (v1.2.3).
 func TestChartImage(t *testing.T) {
-	chart := filepath.Join(root, "deploy", "charts", "fargatekit-spread")
+	for _, name := range []string{"fargatekit-spread", "fargatekit-watch"} {
+		t.Run(name, func(t *testing.T) { chartImage(t, filepath.Join(root, "deploy", "charts", name)) })
+	}
+}
+
+func chartImage(t *testing.T, chart string) {
 	var values struct {
 		Image struct{ Repository, Tag string }
 	}

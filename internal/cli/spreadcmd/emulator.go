@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fargatekit/fargatekit/deploy"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/spreadserver"
 	"github.com/fargatekit/fargatekit/pkg/spread"
@@ -20,8 +21,10 @@ var spreadChart = emulator.HostChart{
 	Namespace: spreadserver.ReleaseNamespace, Release: spreadserver.ReleaseName, Deployment: spreadserver.ReleaseName,
 	Command:       []string{"spread", "serve"},
 	LoopbackFlags: []string{"--listen", "--metrics-listen"},
-	Install:       spreadserver.InstallChart,
-	Uninstall:     spreadserver.UninstallChart,
+	Install: func(ctx context.Context, kubeconfig, namespace, release string, values map[string]any) error {
+		return deploy.Install(ctx, kubeconfig, deploy.SpreadChartDir, namespace, release, values)
+	},
+	Uninstall: deploy.Uninstall,
 }
 
 // emulatorInstall is what `spread install --emulator` needs of the

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
@@ -212,40 +211,6 @@ func checkAvailability(after, retry time.Duration) error {
 	return nil
 }
 
-// emulatorTarget finds the emulator of --state-dir, or the only one.
-func emulatorTarget(stateDir string) (string, *emulator.Record, error) {
-	dir := stateDir
-	if dir == "" {
-		var err error
-		if dir, err = emulator.Only(emulator.StateRoot()); err != nil {
-			return "", nil, err
-		}
-		if dir == "" {
-			return "", nil, fmt.Errorf("no emulator in %s: start one with `fargatekit emulator up`, or name its state directory with --state-dir", emulator.StateRoot())
-		}
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", nil, err
-	}
-	rec, err := emulator.ReadRecord(dir)
-	if err != nil {
-		return "", nil, err
-	}
-	if rec == nil {
-		return "", nil, fmt.Errorf("%s holds no emulator: give the --state-dir of one (fargatekit emulator list)", dir)
-	}
-	return dir, rec, nil
-}
-
-func emulatorClient(dir string) (kubernetes.Interface, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
-	if err != nil {
-		return nil, fmt.Errorf("reading the emulator's kubeconfig (has it been started? fargatekit emulator up): %w", err)
-	}
-	return kubernetes.NewForConfig(rc)
-}
-
 func newInstall(s streams.Streams) *cobra.Command {
 	var stateDir, method string
 	var onEmulator, dryRun bool
@@ -274,11 +239,11 @@ func newInstall(s streams.Streams) *cobra.Command {
 			if err := checkAvailability(unavailableAfter, zoneRetry); err != nil {
 				return err
 			}
-			dir, rec, err := emulatorTarget(stateDir)
+			dir, rec, err := emulator.Target(stateDir)
 			if err != nil {
 				return err
 			}
-			client, err := emulatorClient(dir)
+			client, err := emulator.AdminClient(dir)
 			if err != nil {
 				return err
 			}
@@ -326,7 +291,7 @@ func newUninstall(s streams.Streams) *cobra.Command {
 			if !onEmulator {
 				return errors.New("only --emulator is supported here: uninstall the Helm release in a cluster")
 			}
-			dir, _, err := emulatorTarget(stateDir)
+			dir, _, err := emulator.Target(stateDir)
 			if err != nil {
 				return err
 			}

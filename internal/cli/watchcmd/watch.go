@@ -31,11 +31,11 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"appears and a Normal one when it is resolved. docs/watch.md lists every metric.",
 		Example: "  # In the foreground, on the cluster of the current context\n" +
 			"  fargatekit watch serve --metrics-listen 127.0.0.1:9090\n\n" +
-			"  # The emulator\n" +
-			"  eval \"$(fargatekit emulator env)\"\n" +
-			"  fargatekit watch serve",
+			"  # Its Helm chart, into the emulator; the metrics through the API server\n" +
+			"  fargatekit watch install --emulator\n" +
+			"  kubectl get --raw " + metricsPath,
 	}
-	cmd.AddCommand(newServe(s))
+	cmd.AddCommand(newServe(s), newInstall(s), newUninstall(s))
 	return cmd
 }
 
@@ -59,14 +59,8 @@ func newServe(s streams.Streams) *cobra.Command {
 			if err := f.Check(); err != nil {
 				return err
 			}
-			if o.EKSInterval < watch.MinEKSInterval {
-				return fmt.Errorf("--eks-interval %s: must be at least %s, how often the EKS API is read", o.EKSInterval, watch.MinEKSInterval)
-			}
-			if o.Resync < watch.MinResync {
-				return fmt.Errorf("--resync %s: must be at least %s, the longest time between two analyses", o.Resync, watch.MinResync)
-			}
-			if o.Coalesce < watch.MinCoalesce {
-				return fmt.Errorf("--coalesce %s: must be at least %s, how long an analysis waits for the changes that come with one", o.Coalesce, watch.MinCoalesce)
+			if err := checkIntervals(o.EKSInterval, o.Coalesce, o.Resync); err != nil {
+				return err
 			}
 			if f.TargetVersion != "" {
 				if _, err := eks.ParseMinor(f.TargetVersion); err != nil {
