@@ -63,7 +63,11 @@ func Connect(ctx context.Context, t Target) (*Connection, error) {
 func (conn *Connection) Read(ctx context.Context, o ReadOptions) (*live.Snapshot, *Read, *report.Cluster) {
 	read := ReadKube(ctx, conn.Client, conn.Dynamic, o)
 	snap := &read.Snapshot
-	c := conn.Header(snap, conn.ReadEKS(ctx))
+	e := conn.ReadEKS(ctx)
+	for _, w := range e.Warnings {
+		slog.Warn(w)
+	}
+	c := conn.Header(snap, e)
 	if c.ProfilesError != "" {
 		slog.Warn("Fargate profiles not read: " + c.ProfilesError)
 	}
@@ -82,6 +86,9 @@ type EKSRead struct {
 	Foundation *foundation.Foundation
 	// Err says why the profiles are not known; "" when they are.
 	Err string
+	// Warnings say what of the foundation could not be read: the rules
+	// that need it are skipped.
+	Warnings []string
 }
 
 // ReadEKS reads the cluster, its Fargate profiles and their foundation
@@ -116,7 +123,7 @@ func (conn *Connection) ReadEKS(ctx context.Context) EKSRead {
 	var errs []error
 	r.Foundation, errs = e.Foundation(ctx, d, r.Profiles)
 	for _, err := range errs {
-		slog.Warn("the cluster's VPC or pod execution roles not fully read (rules FG053-FG058): " + err.Error())
+		r.Warnings = append(r.Warnings, "the cluster's VPC or pod execution roles not fully read (rules FG053-FG058): "+err.Error())
 	}
 	return r
 }

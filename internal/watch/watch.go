@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,7 +147,13 @@ func (c *controller) pollEKS(ctx context.Context) {
 		} else {
 			wait = c.o.EKSInterval
 		}
+		r.Warnings = sameWarnings(r.Warnings)
 		c.mu.Lock()
+		if c.eks == nil || !slices.Equal(c.eks.Warnings, r.Warnings) { // once, not every read
+			for _, w := range r.Warnings {
+				slog.Warn("watch: " + w)
+			}
+		}
 		changed := c.eks == nil || !reflect.DeepEqual(*c.eks, r)
 		c.eks = &r
 		c.mu.Unlock()
@@ -158,6 +166,18 @@ func (c *controller) pollEKS(ctx context.Context) {
 		case <-time.After(wait + rand.N(wait/10+1)):
 		}
 	}
+}
+
+// requestID is the part of an AWS error that differs at each call.
+var requestID = regexp.MustCompile(`RequestID: [^,]*, `)
+
+// sameWarnings are the warnings of a read of the EKS API without what
+// differs at each call, so that the same failure is the same warning.
+func sameWarnings(ws []string) []string {
+	for i, w := range ws {
+		ws[i] = requestID.ReplaceAllString(w, "")
+	}
+	return ws
 }
 
 // analyze analyses the caches' state and publishes the result.

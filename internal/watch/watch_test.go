@@ -132,3 +132,15 @@ func TestReason(t *testing.T) {
 		t.Errorf("Reason(drift-off-fargate) = %q, want DriftOffFargate", got)
 	}
 }
+
+// TestSameWarnings: the same failure of the EKS, EC2 or IAM API reads the
+// same at each call, so watch logs it once.
+func TestSameWarnings(t *testing.T) {
+	read := func(id string) []string {
+		return sameWarnings([]string{`calling iam:GetRole on cluster "shop" in us-east-1: operation error IAM: GetRole, https response error StatusCode: 404, RequestID: ` + id + `, NoSuchEntity: The role with name fargate cannot be found.`})
+	}
+	a, b := read("cc5ee591-6f2f-4574-8e9d-23ef39da00ee"), read("55141897-d0d8-49aa-aac7-bf3f7c012e13")
+	if !cmp.Equal(a, b) || strings.Contains(a[0], "RequestID") || !strings.HasSuffix(a[0], "StatusCode: 404, NoSuchEntity: The role with name fargate cannot be found.") {
+		t.Errorf("two reads: %q and %q", a, b)
+	}
+}
