@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,7 @@ var watchCases = []struct {
 		"prometheusRule": map[string]any{"labels": map[string]any{"release": "kube-prometheus-stack"}},
 		"eksInterval":    "1m", "coalesce": "500ms",
 	}},
+	{"repair", nil, map[string]any{"clusterName": "prod", "repair": map[string]any{"drift": true, "after": "0s", "perHour": 3}}},
 }
 
 // render renders the watch chart as `helm template --api-versions` does.
@@ -180,6 +182,40 @@ func TestWatchChartRBAC(t *testing.T) {
 	}
 }
 
+// TestWatchChartRepair: repair.drift adds the flags and the one write it
+// needs, the patch of Deployments and StatefulSets; without it, neither.
+func TestWatchChartRepair(t *testing.T) {
+	patches := func(rules []rbacv1.PolicyRule) bool {
+		for _, r := range rules {
+			if slices.Contains(r.Verbs, "patch") && slices.Contains(r.APIGroups, "apps") {
+				return slices.Equal(r.Resources, []string{"deployments", "statefulsets"})
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		values map[string]any
+		repair bool
+	}{
+		{map[string]any{"clusterName": "prod"}, false},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"drift": false, "perHour": 3}}, false},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"drift": true}}, true},
+	} {
+		manifest := render(t, nil, tc.values)
+		roles := objects[rbacv1.ClusterRole](t, manifest, "ClusterRole")
+		args := objects[appsv1.Deployment](t, manifest, "Deployment")[0].Spec.Template.Spec.Containers[0].Args
+		if got := patches(roles[0].Rules); got != tc.repair {
+			t.Errorf("values %v: the ClusterRole patches workloads: %v, want %v", tc.values, got, tc.repair)
+		}
+		if got := slices.Contains(args, "--repair-drift"); got != tc.repair {
+			t.Errorf("values %v: args %q", tc.values, args)
+		}
+		if tc.repair && !slices.Contains(args, "--repair-after=2m") {
+			t.Errorf("values %v: args %q, want the default --repair-after=2m", tc.values, args)
+		}
+	}
+}
+
 // TestWatchChartOperator: the PrometheusRule carries the groups of
 // deploy/prometheus/fargatekit-rules.yaml, and the dashboard's ConfigMap
 // deploy/grafana's dashboard; neither the PrometheusRule nor the
@@ -250,6 +286,10 @@ func TestWatchChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "dashboard": map[string]any{"enable": true}}, "enable"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-watch"}}, "/serviceAccount/roleArn"},
 		{map[string]any{"clusterName": "prod", "logLevel": "verbose"}, "/logLevel"},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"perHour": 0}}, "/repair/perHour"},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"timeout": "0s"}}, "/repair/timeout"},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"after": "-1m"}}, "/repair/after"},
+		{map[string]any{"clusterName": "prod", "repair": map[string]any{"drfit": true}}, "drfit"},
 	} {
 		_, err := renderErr(nil, tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,44 +262,6 @@ func TestIntegrationScanIncident(t *testing.T) {
 	}
 }
 
-// watchRelease is the namespace and name of the release `watch install
-// --emulator` makes.
-const watchRelease = "fargatekit-watch"
-
-// installWatch runs `fargatekit watch install --emulator`, as a user
-// would, and returns a reader of its metrics through the API server's
-// service proxy (kubectl get --raw
-// /api/v1/namespaces/fargatekit-watch/services/fargatekit-watch:metrics/proxy/metrics):
-// one sample's value, 0 when absent.
-func (c *cluster) installWatch(env []string) func(sample string) float64 {
-	c.t.Helper()
-	out, errOut, code := c.fargatekit(env, "watch", "install", "--emulator", "--state-dir", c.state, "--eks-interval", "10s", "--coalesce", "500ms")
-	if code != 0 || !strings.Contains(out, "kubectl get --raw /api/v1/namespaces/fargatekit-watch/services/fargatekit-watch:metrics/proxy/metrics\n") {
-		c.t.Fatalf("watch install exit %d:\n%s\n%s", code, out, errOut)
-	}
-	// The chart's RBAC reads and writes Events only.
-	can, err := c.shell(env, "kubectl auth can-i patch deployments --as system:serviceaccount:fargatekit-watch:fargatekit-watch")
-	if err == nil || strings.TrimSpace(can) != "no" {
-		c.t.Fatalf("the chart's service account may patch Deployments: %v %s", err, can)
-	}
-	read := func() ([]byte, error) {
-		return c.kube.CoreV1().Services(watchRelease).ProxyGet("http", watchRelease, "metrics", "metrics", nil).DoRaw(ctx)
-	}
-	// The Service has an endpoint once the chart's pod runs on a node.
-	eventually(c.t, time.Minute, "watch's metrics through the API server", func() error {
-		_, err := read()
-		return err
-	})
-	return func(sample string) float64 {
-		c.t.Helper()
-		body, err := read()
-		if err != nil {
-			c.t.Fatalf("reading watch's metrics through the API server: %v", err)
-		}
-		return sampleValue(c.t, bytes.NewReader(body), sample)
-	}
-}
-
 // watch runs `fargatekit watch serve` on the emulator until the test ends,
 // as a service account bound to deploy/rbac/watch.yaml alone, and returns
 // the URL of its metrics and its pid once it is ready.
@@ -351,21 +312,6 @@ kubectl auth can-i patch deployments --context watcher`
 		return nil
 	})
 	return "http://" + addr + "/metrics", cmd.Process.Pid
-}
-
-// watchEvent checks that watch recorded an Event of reason and type on
-// the Deployment ns/ns.
-func (c *cluster) watchEvent(ns, reason, typ string) error {
-	events, err := c.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Deployment,involvedObject.name=" + ns + ",reason=" + reason})
-	if err != nil {
-		return err
-	}
-	for _, e := range events.Items {
-		if e.Type == typ && e.Source.Component == "fargatekit-watch" {
-			return nil
-		}
-	}
-	return fmt.Errorf("no %s Event %s from fargatekit-watch on Deployment %s/%s", typ, reason, ns, ns)
 }
 
 // TestIntegrationScanCluster: on one cluster, what scan finds that needs no

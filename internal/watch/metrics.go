@@ -16,6 +16,7 @@ const (
 	lastAnalysisMetric = "fargatekit_watch_last_analysis_timestamp_seconds"
 	eksErrorsMetric    = "fargatekit_watch_eks_errors_total"
 	durationMetric     = "fargatekit_watch_analysis_duration_seconds"
+	repairsMetric      = "fargatekit_watch_repairs_total"
 )
 
 // metrics are what the controller publishes of each analysis.

@@ -14,7 +14,7 @@ import (
 )
 
 // metricNames are the metrics watch publishes.
-var metricNames = []string{findingsMetric, podsMetric, costMetric, zonePodsMetric, lastAnalysisMetric, eksErrorsMetric, durationMetric}
+var metricNames = []string{findingsMetric, podsMetric, costMetric, zonePodsMetric, lastAnalysisMetric, eksErrorsMetric, durationMetric, repairsMetric}
 
 // rulesFile is the alerting rules on watch's metrics.
 var rulesFile = filepath.Join("..", "..", "deploy", "prometheus", "fargatekit-rules.yaml")

@@ -39,6 +39,9 @@ type Options struct {
 	Registry prometheus.Registerer
 	// Events records the findings' Events; nil records none.
 	Events record.EventRecorder
+	// Repair, when set, repairs drift (--repair-drift); nil leaves the
+	// cluster as it is.
+	Repair *RepairOptions
 }
 
 // Minimums of the durations.
@@ -54,17 +57,24 @@ type controller struct {
 	caches  *caches
 	metrics *metrics
 	events  *findingEvents
+	repair  *repairer // nil unless Options.Repair
 	// changed is signalled (without blocking) when something changed.
 	changed chan struct{}
 
 	mu  sync.Mutex
 	eks *cluster.EKSRead // nil until read once
+	// eksAt is when the EKS API was last read without error.
+	eksAt time.Time
 }
 
 // Run runs the controller until ctx ends. ready is called once the caches
 // are synced and the first analysis is published.
 func Run(ctx context.Context, o Options, ready func()) error {
 	c := &controller{o: o, metrics: newMetrics(o.Registry), events: newFindingEvents(o.Events), changed: make(chan struct{}, 1)}
+	if o.Repair != nil {
+		c.repair = newRepairer(*o.Repair, o.Conn.Client, o.Events, o.Registry, c.signal)
+		defer c.repair.wait()
+	}
 	var err error
 	if c.caches, err = newCaches(o.Conn.Client, c.signal); err != nil {
 		return err
@@ -75,14 +85,14 @@ func Run(ctx context.Context, o Options, ready func()) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.caches.synced) {
 		return nil // stopped before it listed everything
 	}
-	for c.eksRead() == nil { // the first analysis has the profiles, or knows why not
+	for r, _ := c.eksRead(); r == nil; r, _ = c.eksRead() { // the first analysis has the profiles, or knows why not
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-c.changed:
 		}
 	}
-	if err := c.analyze(); err != nil {
+	if err := c.analyze(ctx); err != nil {
 		return err
 	}
 	slog.Info("watch: first analysis published")
@@ -110,7 +120,7 @@ func Run(ctx context.Context, o Options, ready func()) error {
 		case <-c.changed:
 		default:
 		}
-		if err := c.analyze(); err != nil {
+		if err := c.analyze(ctx); err != nil {
 			return err
 		}
 	}
@@ -124,10 +134,12 @@ func (c *controller) signal() {
 	}
 }
 
-func (c *controller) eksRead() *cluster.EKSRead {
+// eksRead is the last read of the EKS API, and when the last one without
+// error was made.
+func (c *controller) eksRead() (*cluster.EKSRead, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.eks
+	return c.eks, c.eksAt
 }
 
 // pollEKS reads the EKS API every EKSInterval, with jitter; after a
@@ -156,8 +168,13 @@ func (c *controller) pollEKS(ctx context.Context) {
 		}
 		changed := c.eks == nil || !reflect.DeepEqual(*c.eks, r)
 		c.eks = &r
+		if r.Err == "" {
+			c.eksAt = time.Now()
+		}
 		c.mu.Unlock()
-		if changed {
+		// With repair, a read that changes nothing still confirms the
+		// drifts seen before it (repairer.offer).
+		if changed || c.repair != nil {
 			c.signal()
 		}
 		select {
@@ -180,18 +197,23 @@ func sameWarnings(ws []string) []string {
 	return ws
 }
 
-// analyze analyses the caches' state and publishes the result.
-func (c *controller) analyze() error {
+// analyze analyses the caches' state and publishes the result; with
+// repair on, it offers the drifts found for repair.
+func (c *controller) analyze(ctx context.Context) error {
 	began := time.Now()
 	read := c.caches.read(began)
 	snap := &read.Snapshot
-	header := c.o.Conn.Header(snap, *c.eksRead())
+	eks, eksAt := c.eksRead()
+	header := c.o.Conn.Header(snap, *eks)
 	rep, err := livereport.Build(snap, read, header, c.o.Analysis)
 	if err != nil {
 		return err
 	}
 	c.metrics.publish(rep)
 	c.events.publish(rep)
+	if c.repair != nil {
+		c.repair.offer(ctx, drifts(rep), eksAt)
+	}
 	c.metrics.duration.Observe(time.Since(began).Seconds())
 	slog.Debug("watch: analysis published", "findings", len(rep.Findings), "took", time.Since(began))
 	return nil

@@ -41,15 +41,15 @@ var metricsPath = fmt.Sprintf("/api/v1/namespaces/%s/services/%s:metrics/proxy/m
 
 func newInstall(s streams.Streams) *cobra.Command {
 	var stateDir string
-	var onEmulator bool
-	var eksInterval, coalesce, resync time.Duration
+	var onEmulator, repairDrift bool
+	var eksInterval, coalesce, resync, repairAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "install --emulator",
 		Short: "Install watch's Helm chart into the running emulator and run its pod on this host",
 		Long: "install --emulator installs the Helm chart built into fargatekit (deploy/charts/fargatekit-watch) as the\n" +
 			"release fargatekit-watch/fargatekit-watch, as `helm upgrade --install` would in a cluster. KWOK runs no\n" +
 			"container, so the chart's pod runs on this host: `fargatekit watch serve` with the Deployment's arguments\n" +
-			"and environment and a token of its service account (the chart's read-only RBAC, nothing more), on a\n" +
+			"and environment and a token of its service account (the chart's RBAC, nothing more), on a\n" +
 			"loopback port. The emulator sends the API server's calls to the chart's Service there, so its metrics\n" +
 			"are read through the API server as in a cluster (install waits for that, a minute at most):\n" +
 			"  kubectl get --raw " + metricsPath + "\n" +
@@ -58,7 +58,8 @@ func newInstall(s streams.Streams) *cobra.Command {
 			"uninstalls the release.\n\n" +
 			"Install it in a cluster with helm (docs/watch.md).",
 		Example: "  fargatekit watch install --emulator\n" +
-			"  fargatekit watch install --emulator --state-dir /tmp/fk --eks-interval 10s --coalesce 500ms",
+			"  fargatekit watch install --emulator --state-dir /tmp/fk --eks-interval 10s --coalesce 500ms\n" +
+			"  fargatekit watch install --emulator --repair-drift --repair-after 30s",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !onEmulator {
@@ -66,6 +67,9 @@ func newInstall(s streams.Streams) *cobra.Command {
 			}
 			if err := checkIntervals(eksInterval, coalesce, resync); err != nil {
 				return err
+			}
+			if repairAfter < 0 {
+				return fmt.Errorf("--repair-after %s: must not be negative", repairAfter)
 			}
 			dir, rec, err := emulator.Target(stateDir)
 			if err != nil {
@@ -88,6 +92,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 				"env":         emulator.AWSEnv(fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort)),
 				"metrics":     map[string]any{"port": ports[0]},
 				"eksInterval": eksInterval.String(), "coalesce": coalesce.String(), "resync": resync.String(),
+				"repair": map[string]any{"drift": repairDrift, "after": repairAfter.String()},
 			}
 			host, err := emulator.InstallHostChart(cmd.Context(), client, watchChart, emulator.HostInstall{
 				StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Self: self, Values: values,
@@ -111,6 +116,8 @@ func newInstall(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&eksInterval, "eks-interval", 30*time.Second, "the chart's eksInterval: how often the EKS API is read")
 	fl.DurationVar(&coalesce, "coalesce", 2*time.Second, "the chart's coalesce: how long an analysis waits for the changes that come with one")
 	fl.DurationVar(&resync, "resync", time.Minute, "the chart's resync: the longest time between two analyses")
+	fl.BoolVar(&repairDrift, "repair-drift", false, "the chart's repair.drift: watch restarts the workloads that drifted off Fargate")
+	fl.DurationVar(&repairAfter, "repair-after", 2*time.Minute, "the chart's repair.after: how long a drift lasts before it is repaired")
 	return cmd
 }
 
@@ -165,6 +172,19 @@ func servedByAPIServer(ctx context.Context, client kubernetes.Interface, timeout
 		why = fmt.Sprintf("its pod %s is Pending: no node takes it (a node group's, or Fargate with a profile for the namespace %s)", pods.Items[0].Name, release)
 	}
 	return fmt.Errorf("the API server does not reach watch through the Service %s/%s after %s: %s; its metrics are on the host meanwhile", release, release, timeout, why)
+}
+
+// checkRepair refuses what watch serve would refuse of --repair-*.
+func checkRepair(o watch.RepairOptions) error {
+	switch {
+	case o.After < 0:
+		return fmt.Errorf("--repair-after %s: must not be negative", o.After)
+	case o.PerHour < watch.MinRepairPerHour:
+		return fmt.Errorf("--repair-per-hour %d: must be at least %d", o.PerHour, watch.MinRepairPerHour)
+	case o.Timeout < watch.MinRepairTimeout:
+		return fmt.Errorf("--repair-timeout %s: must be at least %s, how long each workload's rollout may take", o.Timeout, watch.MinRepairTimeout)
+	}
+	return nil
 }
 
 // checkIntervals refuses what watch serve would refuse, naming the flag.

@@ -42,6 +42,8 @@ func NewCommand(s streams.Streams) *cobra.Command {
 func newServe(s streams.Streams) *cobra.Command {
 	f := &clusterflags.Scan{}
 	o := watch.ServeOptions{}
+	var repairDrift bool
+	ro := watch.RepairOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Watch the cluster and serve the findings' metrics until stopped",
@@ -51,15 +53,22 @@ func newServe(s streams.Streams) *cobra.Command {
 			"Each change, and the changes that follow it within --coalesce, triggers one analysis, the same as\n" +
 			"scan's; with no change, one runs every --resync. It serves /metrics, /healthz and /readyz (ready once the first analysis is published) on\n" +
 			"--metrics-listen, and records Events as the component fargatekit-watch. It only reads the cluster,\n" +
-			"but for Events. It stops on SIGINT or SIGTERM.",
+			"but for Events, unless --repair-drift: then it restarts the workloads whose pods drifted off Fargate\n" +
+			"(LV001) once the drift lasted --repair-after, as `fix drift --apply` does (one at a time, never what\n" +
+			"Fargate would refuse, undone when the rollout fails), each at most once an hour and at most\n" +
+			"--repair-per-hour in the cluster, with an Event on each. It stops on SIGINT or SIGTERM.",
 		Example: "  fargatekit watch serve\n" +
-			"  fargatekit watch serve --context prod --cluster-name prod --metrics-listen :9090 --eks-interval 1m",
+			"  fargatekit watch serve --context prod --cluster-name prod --metrics-listen :9090 --eks-interval 1m\n" +
+			"  fargatekit watch serve --repair-drift --repair-after 5m --repair-per-hour 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.Check(); err != nil {
 				return err
 			}
 			if err := checkIntervals(o.EKSInterval, o.Coalesce, o.Resync); err != nil {
+				return err
+			}
+			if err := checkRepair(ro); err != nil {
 				return err
 			}
 			if f.TargetVersion != "" {
@@ -80,6 +89,10 @@ func newServe(s streams.Streams) *cobra.Command {
 				fmt.Fprintf(s.ErrOut, "warning: the EKS API cannot be read (%s): no finding that needs the Fargate profiles\n", o.Conn.EKSError)
 			}
 			o.Analysis = livereport.Options{Target: f.TargetVersion, StuckAfter: f.StuckAfter, SubnetHeadroom: f.SubnetHeadroom, Settings: set}
+			if repairDrift {
+				ro.Settings = &set.Fargate
+				o.Repair = &ro
+			}
 			return watch.Serve(ctx, o)
 		},
 	}
@@ -90,5 +103,9 @@ func newServe(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&o.EKSInterval, "eks-interval", 30*time.Second, "how often the EKS API is read (profiles, cluster)")
 	fl.DurationVar(&o.Coalesce, "coalesce", 2*time.Second, "how long an analysis waits, after a change, for the changes that come with it")
 	fl.DurationVar(&o.Resync, "resync", time.Minute, "the longest time between two analyses, changes or not (findings that depend on time)")
+	fl.BoolVar(&repairDrift, "repair-drift", false, "restart the workloads whose pods drifted off Fargate (LV001), as fix drift --apply does")
+	fl.DurationVar(&ro.After, "repair-after", 2*time.Minute, "how long a drift lasts before --repair-drift restarts the workload")
+	fl.IntVar(&ro.PerHour, "repair-per-hour", 6, "at most this many restarts by --repair-drift in any hour")
+	fl.DurationVar(&ro.Timeout, "repair-timeout", 10*time.Minute, "how long each restart's rollout and its pods on Fargate may take before it is undone")
 	return cmd
 }
