@@ -30,8 +30,9 @@ type kind struct {
 }
 
 // caches are informers on what scan lists, kept up to date by watches
-// instead of listed at each analysis. Each object is stripped of what no
-// rule reads as it arrives (cluster.Strip).
+// instead of listed at each analysis. Each object loses what no rule reads
+// as it arrives: its managedFields (cluster.Strip), and most of a node's
+// or a pod's status (live.Trim).
 type caches struct {
 	factories                        []informers.SharedInformerFactory
 	kinds                            []*kind
@@ -41,7 +42,7 @@ type caches struct {
 // newCaches sets up the informers; changed is called on every change of
 // any object, from the informers' goroutines.
 func newCaches(client kubernetes.Interface, changed func()) (*caches, error) {
-	strip := informers.WithTransform(cluster.Strip)
+	strip := informers.WithTransform(transform)
 	all := informers.NewSharedInformerFactoryWithOptions(client, 0, strip)
 	// The pods' Warning events, as scan lists them.
 	warnings := informers.NewSharedInformerFactoryWithOptions(client, 0, strip, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -89,6 +90,12 @@ func newCaches(client kubernetes.Interface, changed func()) (*caches, error) {
 	return c, nil
 }
 
+// transform is what the caches keep of an object.
+func transform(o any) (any, error) {
+	o, err := cluster.Strip(o)
+	return live.Trim(o), err
+}
+
 // start starts the informers until stop is closed.
 func (c *caches) start(stop <-chan struct{}) {
 	for _, f := range c.factories {
@@ -111,10 +118,12 @@ func (c *caches) synced() bool {
 // are shared with the informers.
 func (c *caches) read(now time.Time) *cluster.Read {
 	var snap live.Snapshot
-	for _, o := range c.nodes.GetStore().List() {
+	nodes, pods := c.nodes.GetStore().List(), c.pods.GetStore().List()
+	snap.Nodes, snap.Pods = make([]corev1.Node, 0, len(nodes)), make([]corev1.Pod, 0, len(pods))
+	for _, o := range nodes {
 		snap.Nodes = append(snap.Nodes, *o.(*corev1.Node))
 	}
-	for _, o := range c.pods.GetStore().List() {
+	for _, o := range pods {
 		snap.Pods = append(snap.Pods, *o.(*corev1.Pod))
 	}
 	for _, o := range c.events.GetStore().List() {

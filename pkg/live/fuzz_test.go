@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,6 +116,12 @@ func fuzzSnapshot(ctl []byte, podNames, nodeNames, kubelets, sizes, version stri
 		}
 		p.Spec.SchedulerName = pick(r, schedulers)
 		p.Status.Phase = pick(r, phases)
+		if r.next()%2 == 0 { // what a kubelet reports, which Trim drops
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: pick(r, []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse})}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: int32(r.next()),
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: pick(r, []string{"CrashLoopBackOff", "ContainerCreating"})}}}}
+			p.Status.PodIP, p.Status.StartTime = "10.0.0.1", &metav1.Time{Time: now.Add(-time.Hour)}
+		}
 		if c := r.next(); c%2 == 0 {
 			p.Labels[fargate.ProfileLabel] = pick(r, []string{"shop", "old", "gone", ""})
 		}
@@ -197,5 +204,31 @@ func FuzzAnalyze(f *testing.F) {
 		if res.FargateNodes+res.EC2Nodes != len(s.Nodes) {
 			t.Errorf("%d Fargate + %d EC2 nodes, snapshot has %d", res.FargateNodes, res.EC2Nodes, len(s.Nodes))
 		}
+		// A snapshot whose nodes and pods went through Trim, as watch's
+		// caches keep them, gives the same analysis.
+		trimmed := *s
+		trimmed.Nodes, trimmed.Pods = nil, nil
+		for i := range s.Nodes {
+			trimmed.Nodes = append(trimmed.Nodes, *live.Trim(s.Nodes[i].DeepCopy()).(*corev1.Node))
+		}
+		for i := range s.Pods {
+			trimmed.Pods = append(trimmed.Pods, *live.Trim(s.Pods[i].DeepCopy()).(*corev1.Pod))
+		}
+		if diff := cmp.Diff(summary(res), summary(live.Analyze(&trimmed, live.Options{Price: price, StuckAfter: time.Duration(len(ctl)) * time.Minute}))); diff != "" {
+			t.Errorf("the analysis of the trimmed snapshot differs (-whole +trimmed):\n%s", diff)
+		}
 	})
+}
+
+// summary is what an analysis says, without pointers into its snapshot.
+func summary(res *live.Result) map[string]any {
+	var findings, workloads []string
+	for _, f := range res.Findings {
+		findings = append(findings, fmt.Sprintf("%s %s %s %v", f.Rule.ID, f.Object, f.Message, f.Details))
+	}
+	for _, st := range res.Workloads {
+		workloads = append(workloads, fmt.Sprintf("%s %d/%d/%d %.4f", st.Workload.Object.Ref, st.Fargate, st.EC2, st.Pending, st.BilledMonthlyUSD))
+	}
+	return map[string]any{"findings": findings, "workloads": workloads, "podsPerAZ": res.PodsPerAZ, "nodesPerAZ": res.NodesPerAZ,
+		"nodes": [2]int{res.FargateNodes, res.EC2Nodes}}
 }
