@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,32 @@ type ServeOptions struct {
 	MetricsAddr string
 	// Ready, when set, is closed once the first analysis is published.
 	Ready chan struct{}
+	// Profiling serves Go's profiles at /debug/pprof/ on MetricsAddr, as
+	// the Kubernetes components' --profiling does.
+	Profiling bool
+}
+
+// endpoints are the metrics endpoint's: /metrics, /healthz, /readyz once
+// ready, and Go's profiles when profiling.
+func endpoints(reg *prometheus.Registry, ready *atomic.Bool, profiling bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "the first analysis is not published yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
 }
 
 // Serve runs the controller with its metrics endpoint and Events until ctx
@@ -47,16 +74,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("the metrics endpoint cannot listen on %s: %w", o.MetricsAddr, err)
 	}
 	var ready atomic.Bool
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "the first analysis is not published yet", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux := endpoints(reg, &ready, o.Profiling)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {

@@ -103,6 +103,7 @@ func newServe(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&o.EKSInterval, "eks-interval", 30*time.Second, "how often the EKS API is read (profiles, cluster)")
 	fl.DurationVar(&o.Coalesce, "coalesce", 2*time.Second, "how long an analysis waits, after a change, for the changes that come with it")
 	fl.DurationVar(&o.Resync, "resync", time.Minute, "the longest time between two analyses, changes or not (findings that depend on time)")
+	fl.BoolVar(&o.Profiling, "profiling", false, "serve Go's profiles at /debug/pprof/ on --metrics-listen (heap, CPU, goroutines)")
 	fl.BoolVar(&repairDrift, "repair-drift", false, "restart the workloads whose pods drifted off Fargate (LV001), as fix drift --apply does")
 	fl.DurationVar(&ro.After, "repair-after", 2*time.Minute, "how long a drift lasts before --repair-drift restarts the workload")
 	fl.IntVar(&ro.PerHour, "repair-per-hour", 6, "at most this many restarts by --repair-drift in any hour")
