@@ -2,6 +2,8 @@ package emulator_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +101,50 @@ func BenchmarkFargateScale(b *testing.B) {
 		b.ReportMetric(latencies[len(latencies)-1].Seconds(), "s-max")
 		m := status(b, watchPID)
 		reportStatus(b, m)
+		if dir := os.Getenv("FARGATEKIT_PROFILES"); dir != "" {
+			profile(b, strings.TrimSuffix(watched, "/metrics")+"/debug/pprof/heap", filepath.Join(dir, "watch.heap"))
+		}
+	})
+	// kube-state-metrics, the peer, on the same cluster: pods, nodes and
+	// their owners, as watch reads; KUBE_STATE_METRICS names its binary
+	// (docs/benchmarks.md says how to build it).
+	b.Run("kube-state-metrics", func(b *testing.B) {
+		bin := os.Getenv("KUBE_STATE_METRICS")
+		if bin == "" {
+			b.Skip("KUBE_STATE_METRICS names no kube-state-metrics binary")
+		}
+		port := freePort(b)
+		cmd := exec.Command(bin, "--kubeconfig", filepath.Join(c.state, "kubeconfig"), "--resources=pods,nodes,deployments,replicasets",
+			"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--telemetry-host", "127.0.0.1", "--telemetry-port", strconv.Itoa(freePort(b)))
+		var log strings.Builder
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		eventually(b, 5*time.Minute, "kube-state-metrics has every pod", func() error {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			if err != nil {
+				return err
+			}
+			defer func() { _ = resp.Body.Close() }()
+			data, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			if n := strings.Count(string(data), "\nkube_pod_info{"); n < deployments*replicas {
+				return fmt.Errorf("%d pods in kube_pod_info (log: %s)", n, log.String())
+			}
+			return nil
+		})
+		var m map[string]float64
+		for b.Loop() {
+			m = status(b, cmd.Process.Pid)
+		}
+		reportStatus(b, m)
 	})
 	maxRSS := map[string]float64{}
 	run := func(b *testing.B, name string, args ...string) {
@@ -172,4 +218,21 @@ func idle(b *testing.B) map[string]float64 {
 		m = next
 	}
 	return m
+}
+
+// profile saves the Go profile at url into file.
+func profile(b *testing.B, url, file string) {
+	b.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s: %s %v", url, resp.Status, err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

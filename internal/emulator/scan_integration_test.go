@@ -281,7 +281,7 @@ kubectl auth can-i patch deployments --context watcher`
 		c.t.Fatalf("the watcher account: %v (want it not allowed to patch Deployments)\n%s", err, out)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(c.t))
-	cmd := exec.Command(fargatekitBin, "watch", "serve", "--context", "watcher", "--metrics-listen", addr, "--eks-interval", "10s", "--coalesce", "500ms", "--log-level", "info")
+	cmd := exec.Command(fargatekitBin, "watch", "serve", "--context", "watcher", "--metrics-listen", addr, "--eks-interval", "10s", "--coalesce", "500ms", "--log-level", "info", "--profiling")
 	var log strings.Builder
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, &log, &log
 	if err := cmd.Start(); err != nil {
