@@ -85,10 +85,3 @@ func installEmulator(ctx context.Context, client kubernetes.Interface, in emulat
 		Log:        host.Log,
 	}, nil
 }
-
-// uninstallEmulator uninstalls spread's chart from the emulator and stops
-// the process standing in for its pods. It returns whether anything was
-// there.
-func uninstallEmulator(kubeconfig, stateDir string) (bool, error) {
-	return emulator.UninstallHostChart(kubeconfig, stateDir, spreadChart)
-}

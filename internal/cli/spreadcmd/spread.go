@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fargatekit/fargatekit/internal/cli/hostchart"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
-	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/profiles"
 	"github.com/fargatekit/fargatekit/internal/spreadserver"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
@@ -47,7 +47,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  # Run it yourself against a cluster (the Helm chart runs it in the cluster)\n" +
 			"  fargatekit spread serve --tls-cert-file tls.crt --tls-key-file tls.key",
 	}
-	cmd.AddCommand(newProfiles(s), newServe(), newInstall(s), newUninstall(s))
+	cmd.AddCommand(newProfiles(s), newServe(), newInstall(s), hostchart.NewUninstall(s, "spread", spreadChart))
 	return cmd
 }
 
@@ -239,18 +239,11 @@ func newInstall(s streams.Streams) *cobra.Command {
 			if err := checkAvailability(unavailableAfter, zoneRetry); err != nil {
 				return err
 			}
-			dir, rec, err := emulator.Target(stateDir)
+			em, err := hostchart.Open(stateDir)
 			if err != nil {
 				return err
 			}
-			client, err := emulator.AdminClient(dir)
-			if err != nil {
-				return err
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding the fargatekit binary: %w", err)
-			}
+			dir, rec, client, self := em.Dir, em.Record, em.Client, em.Self
 			in := emulatorInstall{StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"),
 				AWSEndpoint: fmt.Sprintf("http://127.0.0.1:%d", rec.EKSPort), Region: rec.Config.Metadata.Region,
 				ClusterName: rec.Config.Metadata.Name, Self: self}
@@ -276,39 +269,6 @@ func newInstall(s streams.Streams) *cobra.Command {
 	cmd.Flags().DurationVar(&evictionInterval, "eviction-interval", 10*time.Second, "at most one rebalancing eviction per interval")
 	cmd.Flags().DurationVar(&unavailableAfter, "unavailable-after", spreadserver.DefaultUnavailableAfter, "the chart's availability.unavailableAfter")
 	cmd.Flags().DurationVar(&zoneRetry, "zone-retry", spreadserver.DefaultZoneRetry, "the chart's availability.zoneRetry")
-	return cmd
-}
-
-func newUninstall(s streams.Streams) *cobra.Command {
-	var stateDir string
-	var onEmulator bool
-	cmd := &cobra.Command{
-		Use:     "uninstall --emulator",
-		Short:   "Uninstall spread's Helm release from the emulator and stop its process",
-		Example: "  fargatekit spread uninstall --emulator",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !onEmulator {
-				return errors.New("only --emulator is supported here: uninstall the Helm release in a cluster")
-			}
-			dir, _, err := emulator.Target(stateDir)
-			if err != nil {
-				return err
-			}
-			found, err := uninstallEmulator(filepath.Join(dir, "kubeconfig"), dir)
-			if err != nil {
-				return err
-			}
-			if found {
-				fmt.Fprintln(s.Out, "spread removed")
-			} else {
-				fmt.Fprintln(s.Out, "spread was not installed")
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "uninstall from the emulator (required)")
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
 	return cmd
 }
 

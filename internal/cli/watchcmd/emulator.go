@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fargatekit/fargatekit/deploy"
+	"github.com/fargatekit/fargatekit/internal/cli/hostchart"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/emulator"
 	"github.com/fargatekit/fargatekit/internal/watch"
@@ -71,18 +71,11 @@ func newInstall(s streams.Streams) *cobra.Command {
 			if repairAfter < 0 {
 				return fmt.Errorf("--repair-after %s: must not be negative", repairAfter)
 			}
-			dir, rec, err := emulator.Target(stateDir)
+			em, err := hostchart.Open(stateDir)
 			if err != nil {
 				return err
 			}
-			client, err := emulator.AdminClient(dir)
-			if err != nil {
-				return err
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding the fargatekit binary: %w", err)
-			}
+			dir, rec, client := em.Dir, em.Record, em.Client
 			ports, err := emulator.FreePorts(1)
 			if err != nil {
 				return err
@@ -95,7 +88,7 @@ func newInstall(s streams.Streams) *cobra.Command {
 				"repair": map[string]any{"drift": repairDrift, "after": repairAfter.String()},
 			}
 			host, err := emulator.InstallHostChart(cmd.Context(), client, watchChart, emulator.HostInstall{
-				StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Self: self, Values: values,
+				StateDir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), Self: em.Self, Values: values,
 				ReadyURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0]),
 			})
 			if err != nil {
@@ -118,39 +111,6 @@ func newInstall(s streams.Streams) *cobra.Command {
 	fl.DurationVar(&resync, "resync", time.Minute, "the chart's resync: the longest time between two analyses")
 	fl.BoolVar(&repairDrift, "repair-drift", false, "the chart's repair.drift: watch restarts the workloads that drifted off Fargate")
 	fl.DurationVar(&repairAfter, "repair-after", 2*time.Minute, "the chart's repair.after: how long a drift lasts before it is repaired")
-	return cmd
-}
-
-func newUninstall(s streams.Streams) *cobra.Command {
-	var stateDir string
-	var onEmulator bool
-	cmd := &cobra.Command{
-		Use:     "uninstall --emulator",
-		Short:   "Uninstall watch's Helm release from the emulator and stop its process",
-		Example: "  fargatekit watch uninstall --emulator",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !onEmulator {
-				return errors.New("only --emulator is supported here: uninstall the Helm release in a cluster (helm uninstall fargatekit-watch)")
-			}
-			dir, _, err := emulator.Target(stateDir)
-			if err != nil {
-				return err
-			}
-			found, err := emulator.UninstallHostChart(filepath.Join(dir, "kubeconfig"), dir, watchChart)
-			if err != nil {
-				return err
-			}
-			if found {
-				fmt.Fprintln(s.Out, "watch removed")
-			} else {
-				fmt.Fprintln(s.Out, "watch was not installed")
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&onEmulator, "emulator", false, "uninstall from the emulator (required)")
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the emulator's state directory (default: the only emulator)")
 	return cmd
 }
 

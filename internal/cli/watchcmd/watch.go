@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fargatekit/fargatekit/internal/cli/clusterflags"
+	"github.com/fargatekit/fargatekit/internal/cli/hostchart"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
 	"github.com/fargatekit/fargatekit/internal/livereport"
@@ -35,7 +36,7 @@ func NewCommand(s streams.Streams) *cobra.Command {
 			"  fargatekit watch install --emulator\n" +
 			"  kubectl get --raw " + metricsPath,
 	}
-	cmd.AddCommand(newServe(s), newInstall(s), newUninstall(s))
+	cmd.AddCommand(newServe(s), newInstall(s), hostchart.NewUninstall(s, "watch", watchChart))
 	return cmd
 }
 
