@@ -1,34 +1,23 @@
-package spreadserver
+package deploy_test
 
 import (
-	"bytes"
-	"context"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/chart/common"
-	release "helm.sh/helm/v4/pkg/release/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fargatekit/fargatekit/deploy"
+	"github.com/fargatekit/fargatekit/internal/spreadserver"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-var chartCases = []struct {
+var spreadCases = []struct {
 	name   string
 	values map[string]any
 }{
@@ -42,53 +31,24 @@ var chartCases = []struct {
 	}},
 }
 
-// TestChartGolden renders the chart as `helm template` does; -update
-// rewrites testdata/chart/*.yaml.
-func TestChartGolden(t *testing.T) {
-	for _, tc := range chartCases {
+// TestSpreadChartGolden renders the chart as `helm template` does; -update
+// rewrites testdata/spread-chart/*.yaml.
+func TestSpreadChartGolden(t *testing.T) {
+	for _, tc := range spreadCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := RenderChart(context.Background(), "fargatekit-spread", "fargatekit-spread", tc.values)
+			got, err := renderSpread("fargatekit-spread", "fargatekit-spread", tc.values)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "chart", tc.name+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/spreadserver -run TestChartGolden -update writes it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("the chart renders otherwise than %s (rerun with -update if intended):\n%s", golden, got)
-			}
+			golden(t, "spread-chart", tc.name, got)
 		})
 	}
 }
 
-// objects decodes the rendered manifest's objects of one kind into T.
-func objects[T any](t *testing.T, manifest, kind string) []T {
-	t.Helper()
-	var out []T
-	for doc := range strings.SplitSeq(manifest, "\n---") {
-		if !strings.Contains(doc, "\nkind: "+kind+"\n") {
-			continue
-		}
-		var v T
-		if err := yaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(doc)), 4096).Decode(&v); err != nil {
-			t.Fatalf("decoding a %s: %v", kind, err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// TestChartWebhook: the webhook configuration never blocks a pod, sorts
+// TestSpreadChartWebhook: the webhook configuration never blocks a pod, sorts
 // before EKS's, and sends only opted-in pods that did not choose a profile.
-func TestChartWebhook(t *testing.T) {
-	manifest, err := RenderChart(context.Background(), "spread-ns", "spread", map[string]any{"clusterName": "prod"})
+func TestSpreadChartWebhook(t *testing.T) {
+	manifest, err := renderSpread("spread-ns", "spread", map[string]any{"clusterName": "prod"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,16 +57,16 @@ func TestChartWebhook(t *testing.T) {
 		t.Fatalf("%d webhook configurations, want 1", len(configs))
 	}
 	c := configs[0]
-	if c.Name != WebhookConfigurationName || c.Name >= "0500-amazon-eks-fargate-mutation.amazonaws.com" {
-		t.Errorf("the configuration is named %q: it must be %q, before EKS's", c.Name, WebhookConfigurationName)
+	if c.Name != spreadserver.WebhookConfigurationName || c.Name >= "0500-amazon-eks-fargate-mutation.amazonaws.com" {
+		t.Errorf("the configuration is named %q: it must be %q, before EKS's", c.Name, spreadserver.WebhookConfigurationName)
 	}
 	if len(c.Webhooks) != 2 {
 		t.Fatalf("%d webhooks, want 2 (namespace and pod opt-in)", len(c.Webhooks))
 	}
 	for _, w := range c.Webhooks {
 		svc := w.ClientConfig.Service
-		if svc == nil || svc.Namespace != "spread-ns" || svc.Name != "spread-fargatekit-spread" || svc.Path == nil || *svc.Path != WebhookPath || svc.Port == nil || *svc.Port != 443 {
-			t.Errorf("%s calls %+v, want the Service spread-ns/spread-fargatekit-spread:443%s", w.Name, svc, WebhookPath)
+		if svc == nil || svc.Namespace != "spread-ns" || svc.Name != "spread-fargatekit-spread" || svc.Path == nil || *svc.Path != spreadserver.WebhookPath || svc.Port == nil || *svc.Port != 443 {
+			t.Errorf("%s calls %+v, want the Service spread-ns/spread-fargatekit-spread:443%s", w.Name, svc, spreadserver.WebhookPath)
 		}
 		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore || w.TimeoutSeconds == nil || *w.TimeoutSeconds > 2 ||
 			w.SideEffects == nil || *w.SideEffects != admissionregistrationv1.SideEffectClassNone {
@@ -158,13 +118,13 @@ func TestChartWebhook(t *testing.T) {
 	}
 }
 
-// TestChartCertificates: the Secret mode's arguments and RBAC name the
+// TestSpreadChartCertificates: the Secret mode's arguments and RBAC name the
 // same Secret, Service and webhook configuration; cert-manager's mounts
 // the Certificate's Secret and may not write Secrets.
-func TestChartCertificates(t *testing.T) {
-	for _, tc := range chartCases {
+func TestSpreadChartCertificates(t *testing.T) {
+	for _, tc := range spreadCases {
 		t.Run(tc.name, func(t *testing.T) {
-			manifest, err := RenderChart(context.Background(), "ns", "rel", tc.values)
+			manifest, err := renderSpread("ns", "rel", tc.values)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +141,7 @@ func TestChartCertificates(t *testing.T) {
 				return slices.Contains(r.Resources, "secrets") && slices.Contains(r.ResourceNames, "rel-fargatekit-spread-tls") && slices.Contains(r.Verbs, "update")
 			})
 			if tc.name == "default" {
-				for _, want := range []string{"--certificate-secret=rel-fargatekit-spread-tls", "--service=rel-fargatekit-spread", "--webhook-configuration=" + WebhookConfigurationName} {
+				for _, want := range []string{"--certificate-secret=rel-fargatekit-spread-tls", "--service=rel-fargatekit-spread", "--webhook-configuration=" + spreadserver.WebhookConfigurationName} {
 					if !slices.Contains(args, want) {
 						t.Errorf("args %q lack %s", args, want)
 					}
@@ -201,7 +161,7 @@ func TestChartCertificates(t *testing.T) {
 	}
 }
 
-func TestChartValuesErrors(t *testing.T) {
+func TestSpreadChartValuesErrors(t *testing.T) {
 	for _, tc := range []struct {
 		values map[string]any
 		want   string
@@ -223,31 +183,31 @@ func TestChartValuesErrors(t *testing.T) {
 		{map[string]any{"clusterName": "prod", "method": "node-selector", "zones": map[string]any{"apps-a": "us-east-1a"}}, "zones: the AZs of per-AZ profiles go with method: profile"},
 		{map[string]any{"clusterName": "prod", "serviceAccount": map[string]any{"roleArn": "fargatekit-spread"}}, "/serviceAccount/roleArn"},
 	} {
-		_, err := RenderChart(context.Background(), "ns", "rel", tc.values)
+		_, err := renderSpread("ns", "rel", tc.values)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("values %v: %v, want an error naming %s", tc.values, err, tc.want)
 		}
 	}
 	// The near misses of refresh: at least ten seconds.
 	for _, refresh := range []string{"10s", "1m", "1m30s", "1h"} {
-		if _, err := RenderChart(context.Background(), "ns", "rel", map[string]any{"clusterName": "prod", "refresh": refresh}); err != nil {
+		if _, err := renderSpread("ns", "rel", map[string]any{"clusterName": "prod", "refresh": refresh}); err != nil {
 			t.Errorf("refresh %s: %v", refresh, err)
 		}
 	}
 	// The near misses: at least a second, in seconds, minutes or hours.
 	for _, interval := range []string{"1s", "10s", "1m30s", "2h"} {
 		values := map[string]any{"clusterName": "prod", "rebalancer": map[string]any{"evictionInterval": interval}}
-		if _, err := RenderChart(context.Background(), "ns", "rel", values); err != nil {
+		if _, err := renderSpread("ns", "rel", values); err != nil {
 			t.Errorf("evictionInterval %s: %v", interval, err)
 		}
 	}
 }
 
-// TestChartPolicy: on Kubernetes 1.30 and later (where
+// TestSpreadChartPolicy: on Kubernetes 1.30 and later (where
 // ValidatingAdmissionPolicy is GA) the chart's policies keep spread's own
 // service account to evictions in opted-in namespaces and, with the Secret
 // certificates, to the caBundle of its webhook configuration.
-func TestChartPolicy(t *testing.T) {
+func TestSpreadChartPolicy(t *testing.T) {
 	const evict, caOnly = "spread-fargatekit-spread-evict-opted-in", "spread-fargatekit-spread-webhook-ca-only"
 	for _, tc := range []struct {
 		kubeVersion string
@@ -258,7 +218,7 @@ func TestChartPolicy(t *testing.T) {
 		{"v1.29.9", map[string]any{"clusterName": "prod"}, nil},
 		{"v1.33.0", map[string]any{"clusterName": "prod", "certificates": map[string]any{"source": "cert-manager"}}, []string{evict}},
 	} {
-		manifest, err := renderChartFor(context.Background(), tc.kubeVersion, "spread-ns", "spread", tc.values)
+		manifest, err := renderSpreadFor(tc.kubeVersion, "spread-ns", "spread", tc.values)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,34 +245,13 @@ func TestChartPolicy(t *testing.T) {
 	}
 }
 
-// chartKubeVersion is the Kubernetes version the chart is rendered for: one
-// EKS supports (Helm's own default in tests is 1.20).
-const chartKubeVersion = "v1.33.0"
-
-// RenderChart renders the chart as `helm template` does, with values.
-func RenderChart(ctx context.Context, namespace, name string, values map[string]any) (string, error) {
-	return renderChartFor(ctx, chartKubeVersion, namespace, name, values)
+// renderSpread renders the spread chart as `helm template` does, with values.
+func renderSpread(namespace, name string, values map[string]any) (string, error) {
+	return chart{dir: deploy.SpreadChartDir}.render(namespace, name, values)
 }
 
-// renderChartFor renders the chart for a cluster of Kubernetes kubeVersion.
-func renderChartFor(ctx context.Context, kubeVersion, namespace, name string, values map[string]any) (string, error) {
-	ch, err := deploy.SpreadChart()
-	if err != nil {
-		return "", err
-	}
-	kv, err := common.ParseKubeVersion(kubeVersion)
-	if err != nil {
-		return "", err
-	}
-	in := action.NewInstall(action.NewConfiguration())
-	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace, in.KubeVersion = name, namespace, action.DryRunClient, true, kv
-	r, err := in.RunWithContext(ctx, ch, values)
-	if err != nil {
-		return "", fmt.Errorf("rendering the chart %s: %w", deploy.SpreadChartDir, err)
-	}
-	rel, ok := r.(*release.Release)
-	if !ok {
-		return "", fmt.Errorf("rendering the chart %s: a release of type %T", deploy.SpreadChartDir, r)
-	}
-	return rel.Manifest, nil
+// renderSpreadFor renders the spread chart for a cluster of Kubernetes
+// kubeVersion.
+func renderSpreadFor(kubeVersion, namespace, name string, values map[string]any) (string, error) {
+	return chart{dir: deploy.SpreadChartDir, kubeVersion: kubeVersion}.render(namespace, name, values)
 }

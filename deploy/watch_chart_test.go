@@ -1,10 +1,6 @@
 package deploy_test
 
 import (
-	"bytes"
-	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,22 +9,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v4/pkg/action"
-	"helm.sh/helm/v4/pkg/chart/common"
-	release "helm.sh/helm/v4/pkg/release/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fargatekit/fargatekit/deploy"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cli/watchcmd"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // operator is the API versions of a cluster with the Prometheus Operator.
 var operator = []string{"monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor"}
@@ -60,43 +50,7 @@ func render(t *testing.T, apis []string, values map[string]any) string {
 }
 
 func renderErr(apis []string, values map[string]any) (string, error) {
-	ch, err := deploy.WatchChart()
-	if err != nil {
-		return "", err
-	}
-	kv, err := common.ParseKubeVersion("v1.33.0")
-	if err != nil {
-		return "", err
-	}
-	in := action.NewInstall(action.NewConfiguration())
-	in.ReleaseName, in.Namespace, in.DryRunStrategy, in.Replace, in.KubeVersion = "fargatekit-watch", "fargatekit-watch", action.DryRunClient, true, kv
-	in.APIVersions = apis
-	r, err := in.RunWithContext(context.Background(), ch, values)
-	if err != nil {
-		return "", err
-	}
-	rel, ok := r.(*release.Release)
-	if !ok {
-		return "", fmt.Errorf("a release of type %T", r)
-	}
-	return rel.Manifest, nil
-}
-
-// objects decodes the manifest's objects of one kind into T.
-func objects[T any](t *testing.T, manifest, kind string) []T {
-	t.Helper()
-	var out []T
-	for doc := range strings.SplitSeq(manifest, "\n---") {
-		if !strings.Contains(doc, "\nkind: "+kind+"\n") {
-			continue
-		}
-		var v T
-		if err := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(doc)), 4096).Decode(&v); err != nil {
-			t.Fatalf("decoding a %s: %v", kind, err)
-		}
-		out = append(out, v)
-	}
-	return out
+	return chart{dir: deploy.WatchChartDir, apis: apis}.render("fargatekit-watch", "fargatekit-watch", values)
 }
 
 // TestWatchChartGolden renders the chart as `helm template` does; -update
@@ -104,20 +58,7 @@ func objects[T any](t *testing.T, manifest, kind string) []T {
 func TestWatchChartGolden(t *testing.T) {
 	for _, tc := range watchCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := render(t, tc.apis, tc.values)
-			golden := filepath.Join("testdata", "watch-chart", tc.name+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./deploy -run TestWatchChartGolden -update writes it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("the chart renders otherwise than %s (rerun with -update if intended):\n%s", golden, got)
-			}
+			golden(t, "watch-chart", tc.name, render(t, tc.apis, tc.values))
 		})
 	}
 }
