@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // EventSource is the component the controller's Events name.
@@ -36,10 +37,13 @@ type ServeOptions struct {
 }
 
 // endpoints are the metrics endpoint's: /metrics, /healthz, /readyz once
-// ready, and Go's profiles when profiling.
+// ready, and Go's profiles when profiling. /metrics serves reg's and
+// client-go's request metrics (rest_client_requests_total), which
+// controller-runtime's metrics package registers in its registry as it is
+// loaded, as every controller built on it serves them.
 func endpoints(reg *prometheus.Registry, ready *atomic.Bool, profiling bool) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, ctrlmetrics.Registry}, promhttp.HandlerOpts{}))
 	if profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -1,12 +1,15 @@
 package watch
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	clientmetrics "k8s.io/client-go/tools/metrics"
 )
 
 // TestEndpoints: /readyz answers once ready; the profiles are served with
@@ -29,5 +32,17 @@ func TestEndpoints(t *testing.T) {
 				t.Errorf("profiling %v: %s answers %d, want %d", profiling, path, code, want)
 			}
 		}
+	}
+}
+
+// TestClientGoMetrics: /metrics serves client-go's requests, under the
+// name controller-runtime's controllers serve them.
+func TestClientGoMetrics(t *testing.T) {
+	clientmetrics.RequestResult.Increment(context.Background(), "200", "GET", "10.0.0.9:443")
+	var ready atomic.Bool
+	rec := httptest.NewRecorder()
+	endpoints(prometheus.NewRegistry(), &ready, false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if want := `rest_client_requests_total{code="200",host="10.0.0.9:443",method="GET"} `; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("/metrics has no %s:\n%s", want, rec.Body.String())
 	}
 }
