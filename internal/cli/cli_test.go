@@ -328,6 +328,7 @@ func TestFlagMinimums(t *testing.T) {
 		{[]string{"emulator", "fault", "fargate-patch", "--retry", "500ms"}, "--retry 500ms: must be at least 1s"},
 		{[]string{"scan", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},
 		{[]string{"watch", "serve", "--eks-interval", "1s"}, "--eks-interval 1s: must be at least 10s"},
+		{[]string{"watch", "serve", "--metrics-bind-address", ":9090", "--eks-interval", "1s"}, "--eks-interval 1s: must be at least 10s"}, // controller-runtime's name is taken
 		{[]string{"watch", "serve", "--coalesce", "0s"}, "--coalesce 0s: must be at least 100ms"},
 		{[]string{"watch", "serve", "--resync", "1s"}, "--resync 1s: must be at least 10s"},
 		{[]string{"watch", "serve", "--stuck-after", "0s"}, "--stuck-after 0s: must be at least 1s"},

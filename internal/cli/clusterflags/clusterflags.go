@@ -57,3 +57,18 @@ func (f *Scan) Add(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.Helm, "helm", true, "read Helm 3 release Secrets (label owner=helm) for removed APIs; --helm=false needs no access to Secrets")
 	settings.AddFlag(fl, &f.SettingsPath)
 }
+
+// AddMetricsListen registers --metrics-listen, the address of a
+// controller's /metrics, /healthz and /readyz, into addr. It also answers
+// to --metrics-bind-address, the name controller-runtime's controllers give
+// it, so that a flag carried over from one of them works.
+func AddMetricsListen(fl *pflag.FlagSet, addr *string) {
+	fl.StringVar(addr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP); also --metrics-bind-address")
+	next := fl.GetNormalizeFunc()
+	fl.SetNormalizeFunc(func(f *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "metrics-bind-address" {
+			name = "metrics-listen"
+		}
+		return next(f, name)
+	})
+}

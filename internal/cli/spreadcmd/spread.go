@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/fargatekit/fargatekit/internal/cli/clusterflags"
 	"github.com/fargatekit/fargatekit/internal/cli/hostchart"
 	"github.com/fargatekit/fargatekit/internal/cli/streams"
 	"github.com/fargatekit/fargatekit/internal/cluster"
@@ -148,7 +149,7 @@ func newServe() *cobra.Command {
 	fl.StringVar(&webhookConfiguration, "webhook-configuration", spreadserver.WebhookConfigurationName, "MutatingWebhookConfiguration whose caBundle gets the CA of --certificate-secret")
 	fl.StringVar(&o.CertFile, "tls-cert-file", "", "the webhook's serving certificate (PEM)")
 	fl.StringVar(&o.KeyFile, "tls-key-file", "", "the webhook's private key (PEM)")
-	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
+	clusterflags.AddMetricsListen(fl, &o.MetricsAddr)
 	fl.DurationVar(&o.Refresh, "refresh", time.Minute, "how often to read the per-AZ profiles and the certificate again")
 	fl.BoolVar(&o.Rebalance, "rebalance", true, "run the rebalancer (on the replica holding the lease)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "the rebalancer says which pods it would evict (log, event, metric) and evicts none")

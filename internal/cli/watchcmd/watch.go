@@ -100,7 +100,7 @@ func newServe(s streams.Streams) *cobra.Command {
 	fl := cmd.Flags()
 	f.Add(fl)
 	_ = fl.MarkHidden("helm") // Helm release Secrets are not watched
-	fl.StringVar(&o.MetricsAddr, "metrics-listen", ":8080", "address of /metrics, /healthz and /readyz (HTTP)")
+	clusterflags.AddMetricsListen(fl, &o.MetricsAddr)
 	fl.DurationVar(&o.EKSInterval, "eks-interval", 30*time.Second, "how often the EKS API is read (profiles, cluster)")
 	fl.DurationVar(&o.Coalesce, "coalesce", 2*time.Second, "how long an analysis waits, after a change, for the changes that come with it")
 	fl.DurationVar(&o.Resync, "resync", time.Minute, "the longest time between two analyses, changes or not (findings that depend on time)")
