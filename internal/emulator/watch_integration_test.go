@@ -65,6 +65,47 @@ func TestIntegrationWatchRepair(t *testing.T) {
 	}
 }
 
+// TestIntegrationWatchFindings: watch's chart, installed into the
+// emulator, publishes a refused pod, an AZ skew and a node group behind
+// as scan finds them: each in the metrics within 15 s, with an Event on the
+// workload (a node group has no object to carry one).
+func TestIntegrationWatchFindings(t *testing.T) {
+	t.Parallel()
+	c := start(t, "scan") // seed 7 piles web's replicas; node group old runs kubelet 1.34
+	env := c.env()
+	c.namespace("apps")
+	watched := c.installWatch(env)
+	finding := func(rule, name, namespace, severity string) func() error {
+		sample := fmt.Sprintf(`fargatekit_findings{name=%q,namespace=%q,rule=%q,severity=%q}`, name, namespace, rule, severity)
+		return func() error {
+			if v := watched(sample); v != 1 {
+				return fmt.Errorf("%s = %v, want 1", sample, v)
+			}
+			return nil
+		}
+	}
+	eventually(t, 15*time.Second, "the node group behind", finding("LV006", "kubelet-behind", "", "warning"))
+
+	c.deploy(deployment("apps", "web", 6, nil))
+	eventually(t, time.Minute, "web on Fargate", func() error { return c.all("apps", "web", 6, "fargate:apps") })
+	eventually(t, 15*time.Second, "web's skew", func() error {
+		if err := finding("LV005", "az-skew", "apps", "warning")(); err != nil {
+			return err
+		}
+		return c.watchEventOn("apps", "web", "AzSkew", corev1.EventTypeWarning)
+	})
+
+	c.deploy(deployment("apps", "agent", 1, func(p *corev1.PodTemplateSpec) {
+		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
+	}))
+	eventually(t, 15*time.Second, "agent refused", func() error {
+		if err := finding("LV003", "refused-by-fargate", "apps", "blocker")(); err != nil {
+			return err
+		}
+		return c.watchEventOn("apps", "agent", "RefusedByFargate", corev1.EventTypeWarning)
+	})
+}
+
 // watchRelease is the namespace and name of the release `watch install
 // --emulator` makes.
 const watchRelease = "fargatekit-watch"
