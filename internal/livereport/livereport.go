@@ -55,7 +55,7 @@ func Build(snap *live.Snapshot, read *cluster.Read, c *report.Cluster, o Options
 	for _, e := range read.Errors {
 		rep.Errors = append(rep.Errors, manifest.Error{Message: e.Error()})
 	}
-	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: o.StuckAfter, Price: price, SubnetHeadroom: o.SubnetHeadroom})
+	c.Analysis = live.Analyze(snap, live.Options{StuckAfter: o.StuckAfter, Price: price, SubnetHeadroom: o.SubnetHeadroom, Settings: o.Settings.Fargate})
 	rctx := &rules.Context{Namespace: "default", TargetVersion: target, Region: region, Price: price, Settings: set.Fargate,
 		Profiles: snap.ActiveProfiles(), Foundation: snap.Foundation}
 	if snap.Profiles == nil {

@@ -50,6 +50,10 @@ type File struct {
 	// pod's topology.kubernetes.io/zone node selector names (default false:
 	// ignored, like affinity; unconfirmed on AWS).
 	HonourZoneSelector bool `json:"honourZoneSelector"`
+	// MemoryLimitAboveSizeFails makes a container whose memory limit is
+	// above the Fargate size of its pod fail to start, as one with such a
+	// CPU limit does (default false: it starts; unconfirmed on AWS).
+	MemoryLimitAboveSizeFails bool `json:"memoryLimitAboveSizeFails"`
 	// InvalidLogging is what a Fargate pod's logging becomes when it is
 	// created while the aws-logging ConfigMap is invalid: disabled (the
 	// default, with a LoggingDisabled event naming the problem) or enabled
@@ -157,6 +161,7 @@ func Parse(data []byte) (*Settings, error) {
 	}
 	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation // before severity, which may set it too
 	s.Fargate.HonourZoneSelector = f.HonourZoneSelector
+	s.Fargate.FailMemoryLimitAboveSize = f.MemoryLimitAboveSizeFails
 	var errs []error
 	if c, err := fargate.ParseAZChoice(f.AZChoice); err != nil {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))

@@ -202,6 +202,21 @@ func FuzzRequests(f *testing.F) {
 				t.Errorf("%s: requests gives %s, PodRequests %s", c.name, c.got.String(), c.want.String())
 			}
 		}
+		// A limit that stands in for a missing request is part of the
+		// pod's size: only a limit above its own request fails to start.
+		if size := SizePod(spec); size.Fits {
+			for _, f := range StartFailures(spec, size.Provisioned, Settings{FailMemoryLimitAboveSize: true}) {
+				res := corev1.ResourceCPU
+				if strings.HasSuffix(f.Field, "memory") {
+					res = corev1.ResourceMemory
+				}
+				for _, c := range spec.Containers {
+					if _, ok := c.Resources.Requests[res]; c.Name == f.Container && !ok {
+						t.Errorf("%s fails at %s without a %s request: %s", f.Container, size.Provisioned, res, f.Detail)
+					}
+				}
+			}
+		}
 	})
 }
 

@@ -29,6 +29,13 @@ type Settings struct {
 	// (containers-roadmap#1125), for this label unconfirmed. Default false:
 	// ignored, as affinity is (ZoneSubnets).
 	HonourZoneSelector bool
+	// FailMemoryLimitAboveSize says whether a container whose memory limit
+	// is above the pod's Fargate size fails to start (StartFailures), as
+	// one whose CPU limit is does. Users report start failures with limits
+	// above requests (amazon-cloudwatch-agent#580) without saying which
+	// resource; the kernel refuses only the CPU quota. Default false: the
+	// container starts and check warns (FG026).
+	FailMemoryLimitAboveSize bool
 	// Limits are EKS's quotas on profiles.
 	Limits Limits
 	// InvalidLogging is what EKS does with the logging of a pod created

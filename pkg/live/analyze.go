@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,6 +33,8 @@ type Options struct {
 	// SubnetHeadroom is how many free addresses every profile's subnets
 	// must keep (LV011); 0: what its workloads may need.
 	SubnetHeadroom int
+	// Settings say which containers fail to start on Fargate (LV012).
+	Settings fargate.Settings
 }
 
 // DefaultStuckAfter is how long a pod may be Terminating by default.
@@ -108,6 +111,7 @@ func Analyze(s *Snapshot, o Options) *Result {
 		fs = append(fs, v.fargateKubelets(w)...)
 		fs = append(fs, v.stuck(w, o.StuckAfter)...)
 		fs = append(fs, v.billed(w, st)...)
+		fs = append(fs, v.crashLooping(w, o.Settings)...)
 	}
 	if len(s.Unread) == 0 {
 		fs = append(fs, v.nodeKubelets()...)
@@ -621,4 +625,99 @@ func surge(o *object.Object, replicas int) int {
 		return 0
 	}
 	return n
+}
+
+// crashLoopReasons are the reasons a container waits for while the kubelet
+// backs off restarting it.
+var crashLoopReasons = map[string]bool{"CrashLoopBackOff": true, "RunContainerError": true, "CreateContainerError": true}
+
+// crashLooping: bound pods with a container waiting to be restarted, and
+// on Fargate the limit that stops it (fargate.StartFailures).
+func (v *view) crashLooping(w *Workload, s fargate.Settings) []rules.Finding {
+	var n int
+	var example *corev1.ContainerStatus
+	var cause *fargate.StartFailure
+	for _, p := range w.Pods {
+		if !Alive(p) || p.Spec.NodeName == "" {
+			continue
+		}
+		st := looping(p)
+		if st == nil {
+			continue
+		}
+		n++
+		if example == nil {
+			example = st
+		}
+		if cause == nil {
+			if f := v.startFailure(p, st.Name, s); f != nil {
+				example, cause = st, f
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	how := "waiting in " + example.State.Waiting.Reason
+	if t := example.LastTerminationState.Terminated; t != nil {
+		how += fmt.Sprintf(", last ended with %s (exit code %d)", cmp.Or(t.Reason, "an error"), t.ExitCode)
+		if cause == nil && t.Message != "" {
+			how += ": " + truncate(t.Message, 240)
+		}
+	}
+	msg := fmt.Sprintf("%s: container %q %s, restarted %s", plural(n, "pod does not run", "pods do not run"),
+		example.Name, how, plural(int(example.RestartCount), "time"))
+	f := finding(CrashLooping, w.Object.Ref, "", "%s", msg)
+	if cause != nil {
+		f.Message += "; the cause: " + cause.Detail + ", which Fargate does not start (FG025): set the request equal to the limit"
+		f.Severity = rules.Blocker
+	}
+	return []rules.Finding{f}
+}
+
+// looping returns the status of the first container (init containers
+// first) of a pod that waits to be restarted; nil when none does.
+func looping(p *corev1.Pod) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range list {
+			if w := list[i].State.Waiting; w != nil && crashLoopReasons[w.Reason] {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// startFailure returns why Fargate does not start a container of a pod on
+// Fargate, at the size it was provisioned with (else the one its requests
+// need); nil when Fargate is not the cause.
+func (v *view) startFailure(p *corev1.Pod, container string, s fargate.Settings) *fargate.StartFailure {
+	if !v.onFargate(p) {
+		return nil
+	}
+	size, err := fargate.ParseSize(p.Annotations[fargate.CapacityProvisionedAnnotation])
+	if err != nil {
+		sizing := fargate.SizePod(&p.Spec)
+		if !sizing.Fits {
+			return nil
+		}
+		size = sizing.Provisioned
+	}
+	for _, f := range fargate.StartFailures(&p.Spec, size, s) {
+		if f.Container == container {
+			return &f
+		}
+	}
+	return nil
+}
+
+// truncate shortens s to at most n bytes, on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

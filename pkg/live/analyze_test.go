@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fargatekit/fargatekit/pkg/eks"
@@ -30,6 +31,8 @@ type want struct {
 	excludes []string
 	// fix is the exact Details[live.FixDetail]; "" means the finding has no fix.
 	fix string
+	// severity is the finding's; 0 means the rule's.
+	severity rules.Severity
 }
 
 type ruleCase struct {
@@ -59,8 +62,12 @@ func runRule(t *testing.T, rule *rules.Rule, cases []ruleCase) {
 				if f.Object != w.object {
 					t.Errorf("finding %d: object %s, want %s", i, f.Object, w.object)
 				}
-				if f.Severity != rule.Severity {
-					t.Errorf("finding %d: severity %v, want the rule's %v", i, f.Severity, rule.Severity)
+				sev := w.severity
+				if sev == 0 {
+					sev = rule.Severity
+				}
+				if f.Severity != sev {
+					t.Errorf("finding %d: severity %v, want %v", i, f.Severity, sev)
 				}
 				for _, s := range w.contains {
 					if !strings.Contains(f.Message, s) {
@@ -759,4 +766,74 @@ func TestNodesPerAZ(t *testing.T) {
 	if diff := cmp.Diff(want, res.NodesPerAZ); diff != "" {
 		t.Errorf("NodesPerAZ (-want +got):\n%s", diff)
 	}
+}
+
+func TestCrashLooping(t *testing.T) {
+	dep, rs := web()
+	shop := []fargate.Profile{active("shop", "shop")}
+	const startErr = `failed to create containerd task: ... failed to write "100000": write /sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod/app/cpu.cfs_quota_us: invalid argument: unknown`
+	// crashing makes the pod's app container wait in reason, having last
+	// ended with lastReason.
+	crashing := func(reason, lastReason, message string) podOpt {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 3,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "back-off 40s"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: lastReason, ExitCode: 128, Message: message}}}}
+		}
+	}
+	cpuLimit := func(cpu string) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+		}
+	}
+	flux := []podOpt{onFargate(fgA, "shop"), requests("100m", "64Mi"), cpuLimit("1"), annotated(fargate.CapacityProvisionedAnnotation, "0.25vCPU 0.5GB"),
+		crashing("CrashLoopBackOff", "StartError", startErr)}
+	webRef := ref("Deployment", "shop", "web")
+	runRule(t, live.CrashLooping, []ruleCase{
+		{
+			name: "a CPU limit above the provisioned vCPU: the cause named, a blocker",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", flux...), webPod(rs, "web-2", flux...)}, dep, rs),
+			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{
+				`2 pods do not run: container "app" waiting in CrashLoopBackOff, last ended with StartError (exit code 128), restarted 3 times`,
+				`the cause: container "app" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB)`},
+				excludes: []string{"cfs_quota_us"}}},
+		},
+		{
+			name: "without the annotation, the size the requests need",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), requests("100m", "64Mi"), cpuLimit("500m"),
+				crashing("RunContainerError", "StartError", startErr))}, dep, rs),
+			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{"1 pod does not run", "RunContainerError", "a CPU limit of 500m"}}},
+		},
+		{
+			name: "an application that exits: a warning quoting how it ended",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), requests("1", "1Gi"), cpuLimit("1"),
+				crashing("CrashLoopBackOff", "Error", "panic: no DATABASE_URL"))}, dep, rs),
+			want: []want{{object: webRef, contains: []string{"last ended with Error (exit code 128): panic: no DATABASE_URL"}, excludes: []string{"the cause"}}},
+		},
+		{
+			name: "the same limit on an EC2 node is not Fargate's doing",
+			snap: snap(nil, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onNode("ip-10-0-1-1.ec2.internal"), requests("100m", "64Mi"), cpuLimit("1"),
+				crashing("CrashLoopBackOff", "Error", "exit"))}, dep, rs),
+			want: []want{{object: webRef, excludes: []string{"the cause"}}},
+		},
+		{
+			name: "a long message is cut",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), crashing("CrashLoopBackOff", "Error", strings.Repeat("é", 200)))}, dep, rs),
+			want: []want{{object: webRef, contains: []string{strings.Repeat("é", 120) + "…"}, excludes: []string{strings.Repeat("é", 121)}}},
+		},
+		{
+			name: "near miss: the container is being created, or running",
+			snap: snap(shop, fgNodes(), []corev1.Pod{
+				webPod(rs, "web-1", onFargate(fgA, "shop"), crashing("ContainerCreating", "", "")),
+				webPod(rs, "web-2", onFargate(fgA, "shop"), requests("100m", "64Mi"), cpuLimit("1")),
+			}, dep, rs),
+		},
+		{
+			name: "near miss: a Pending pod not bound, or one being deleted",
+			snap: snap(shop, fgNodes(), []corev1.Pod{
+				webPod(rs, "web-1", pendingWith(fargate.SchedulerName), crashing("CrashLoopBackOff", "StartError", startErr)),
+				webPod(rs, "web-2", append(flux, deleted(now, 30))...),
+			}, dep, rs),
+		},
+	})
 }

@@ -118,8 +118,15 @@ func fuzzSnapshot(ctl []byte, podNames, nodeNames, kubelets, sizes, version stri
 		p.Status.Phase = pick(r, phases)
 		if r.next()%2 == 0 { // what a kubelet reports, which Trim drops
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: pick(r, []corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse})}}
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: int32(r.next()),
-				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: pick(r, []string{"CrashLoopBackOff", "ContainerCreating"})}}}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: int32(r.next()), Image: "app:1",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: pick(r, []string{"CrashLoopBackOff", "ContainerCreating", "RunContainerError"}), Message: "back-off"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: pick(r, []string{"StartError", "Error", ""}),
+					ExitCode: int32(r.next()), Message: pick(r, []string{"", "failed to write \"100000\": invalid argument", "é" + strings.Repeat("x", 300)}), ContainerID: "containerd://1"}}},
+				{Name: "sidecar", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: now}}}}}
+			if r.next()%3 == 0 {
+				p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", RestartCount: 1,
+					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+			}
 			p.Status.PodIP, p.Status.StartTime = "10.0.0.1", &metav1.Time{Time: now.Add(-time.Hour)}
 		}
 		if c := r.next(); c%2 == 0 {
@@ -134,6 +141,12 @@ func fuzzSnapshot(ctl []byte, podNames, nodeNames, kubelets, sizes, version stri
 			requests(fmt.Sprintf("%dm", r.next()*r.next()), fmt.Sprintf("%dMi", r.next()*r.next()*r.next()))(&p)
 		} else if c%5 == 1 {
 			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dGi", r.next()))}
+		}
+		if r.next()%3 == 0 { // a CPU limit that may be above the pod's size
+			if p.Spec.Containers[0].Resources.Limits == nil {
+				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{}
+			}
+			p.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse(fmt.Sprintf("%dm", r.next()*10))
 		}
 		if c := r.next(); c%3 == 0 {
 			var fin []string
@@ -170,7 +183,9 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		s := fuzzSnapshot(ctl, podNames, nodeNames, kubelets, sizes, version)
-		res := live.Analyze(s, live.Options{Price: price, StuckAfter: time.Duration(len(ctl)) * time.Minute})
+		opts := live.Options{Price: price, StuckAfter: time.Duration(len(ctl)) * time.Minute,
+			Settings: fargate.Settings{FailMemoryLimitAboveSize: len(ctl)%2 == 1}}
+		res := live.Analyze(s, opts)
 		for _, f := range res.Findings {
 			if f.Rule == nil || !slices.Contains(live.Rules, f.Rule) {
 				t.Fatalf("finding without a rule of live.Rules: %+v", f)
@@ -214,7 +229,7 @@ func FuzzAnalyze(f *testing.F) {
 		for i := range s.Pods {
 			trimmed.Pods = append(trimmed.Pods, *live.Trim(s.Pods[i].DeepCopy()).(*corev1.Pod))
 		}
-		if diff := cmp.Diff(summary(res), summary(live.Analyze(&trimmed, live.Options{Price: price, StuckAfter: time.Duration(len(ctl)) * time.Minute}))); diff != "" {
+		if diff := cmp.Diff(summary(res), summary(live.Analyze(&trimmed, opts))); diff != "" {
 			t.Errorf("the analysis of the trimmed snapshot differs (-whole +trimmed):\n%s", diff)
 		}
 	})
@@ -224,7 +239,7 @@ func FuzzAnalyze(f *testing.F) {
 func summary(res *live.Result) map[string]any {
 	var findings, workloads []string
 	for _, f := range res.Findings {
-		findings = append(findings, fmt.Sprintf("%s %s %s %v", f.Rule.ID, f.Object, f.Message, f.Details))
+		findings = append(findings, fmt.Sprintf("%s %s %s %s %v", f.Rule.ID, f.Severity, f.Object, f.Message, f.Details))
 	}
 	for _, st := range res.Workloads {
 		workloads = append(workloads, fmt.Sprintf("%s %d/%d/%d %.4f", st.Workload.Object.Ref, st.Fargate, st.EC2, st.Pending, st.BilledMonthlyUSD))

@@ -103,7 +103,19 @@ var (
 		Remediation: "Add a larger subnet to the profile (a new profile with it, since profiles are immutable, then " +
 			"delete the old one: `fargatekit plan` checks the order), or free addresses in the subnets.",
 	}
+	CrashLooping = &rules.Rule{
+		ID: "LV012", Name: "crash-looping", Category: rules.CategoryAvailability, Severity: rules.Warning,
+		Summary: "A workload's containers do not start or keep exiting: they wait in CrashLoopBackOff.",
+		Doc: "A pod admitted and placed can still fail: a container that cannot be created or started, or that exits, " +
+			"is restarted with a growing back-off (CrashLoopBackOff, RunContainerError, CreateContainerError). The finding " +
+			"counts such pods and quotes how the container last ended. On Fargate it names the cause where Fargate is " +
+			"one: a CPU limit above the vCPU the pod was provisioned with (its CapacityProvisioned annotation) stops the " +
+			"container at every start (FG025); the finding is then a blocker.",
+		Remediation: "Where the finding names a limit above the pod's size, set the container's request equal to its " +
+			"limit (or lower the limit) and let the workload roll out. Otherwise read the container's logs " +
+			"(`kubectl logs --previous`) and its events.",
+	}
 )
 
 // Rules lists the findings of scan about what runs, in documentation order.
-var Rules = []*rules.Rule{Drift, ProfileGone, Refused, Unplaced, AZSkew, KubeletSkew, Stuck, NullNode, KeptOffFargate, Billed, SubnetHeadroom}
+var Rules = []*rules.Rule{Drift, ProfileGone, Refused, Unplaced, AZSkew, KubeletSkew, Stuck, NullNode, KeptOffFargate, Billed, SubnetHeadroom, CrashLooping}

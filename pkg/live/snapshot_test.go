@@ -259,8 +259,8 @@ func TestFindingsOrder(t *testing.T) {
 }
 
 func TestRulesCatalog(t *testing.T) {
-	if len(live.Rules) != 11 {
-		t.Fatalf("got %d rules, want 11", len(live.Rules))
+	if len(live.Rules) != 12 {
+		t.Fatalf("got %d rules, want 12", len(live.Rules))
 	}
 	names := map[string]bool{}
 	for i, r := range live.Rules {

@@ -36,6 +36,8 @@ func Rules() []*rules.Rule {
 		compat.GPU,
 		compat.Platform,
 		compat.Oversize,
+		compat.LimitAboveSize,
+		compat.LimitsDiffer,
 		compat.LoadBalancerInstanceTarget,
 		compat.IngressInstanceTarget,
 		compat.NodePortService,

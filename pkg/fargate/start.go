@@ -1,0 +1,110 @@
+package fargate
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// StartFailure is a container that Fargate admits and runs on a node, but
+// whose runtime cannot start it: the kubelet retries it in CrashLoopBackOff
+// (fargate-facts, "Limits beyond the provisioned size").
+type StartFailure struct {
+	Container string
+	Init      bool
+	// Field is the path of the limit inside the pod spec
+	// ("containers[0].resources.limits.cpu").
+	Field string
+	// Detail says what the pod does, for a person.
+	Detail string
+	// Error is what the kubelet reports of the failed start (the
+	// container's lastState.terminated.message), worded as runc words it
+	// on Fargate's cgroup v1 nodes (containers-roadmap#1864,
+	// flux2#3138); the cgroup path is a stand-in.
+	Error string
+}
+
+// cfsPeriodMicros is the CFS period the kubelet sets, against which a CPU
+// limit is written as a quota.
+const cfsPeriodMicros = 100000
+
+// StartFailures returns the containers of a pod with spec that fail to
+// start on a Fargate node of size: those whose CPU limit is above the
+// node's vCPU, which the kernel refuses as a quota above the pod's
+// (cpu.cfs_quota_us: invalid argument); with s.FailMemoryLimitAboveSize,
+// also those whose memory limit is above the node's memory (unconfirmed).
+// Init containers come first, as the kubelet starts them.
+func StartFailures(spec *corev1.PodSpec, size Size, s Settings) []StartFailure {
+	var out []StartFailure
+	for _, c := range containers(spec) {
+		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && milliCPU(&q) > size.MilliCPU {
+			quota := min(milliCPU(&q), tooLarge) * cfsPeriodMicros / 1000
+			out = append(out, StartFailure{
+				Container: c.Name, Init: c.init, Field: c.field("resources.limits.cpu"),
+				Detail: fmt.Sprintf("container %q has a CPU limit of %s, above the %g vCPU Fargate provisions for the pod (%s)",
+					c.Name, q.String(), size.VCPU(), size),
+				Error: runcError(fmt.Sprint(quota), c.Name, "cpu,cpuacct", "cpu.cfs_quota_us"),
+			})
+		}
+		if !s.FailMemoryLimitAboveSize {
+			continue
+		}
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && ceilMiB(&q) > size.MemoryMiB {
+			out = append(out, StartFailure{
+				Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"),
+				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s)",
+					c.Name, q.String(), size.MemoryGB(), size),
+				Error: runcError(fmt.Sprint(q.Value()), c.Name, "memory", "memory.limit_in_bytes"),
+			})
+		}
+	}
+	return out
+}
+
+// runcError words a failed write of value to a cgroup v1 file as the
+// kubelet reports it, through containerd, from runc.
+func runcError(value, container, controller, file string) string {
+	return "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: " +
+		"unable to start container process: error during container init: error setting cgroup config for procHooks process: " +
+		fmt.Sprintf("failed to write %q: write /sys/fs/cgroup/%s/kubepods/burstable/pod/%s/%s: invalid argument: unknown",
+			value, controller, container, file)
+}
+
+// LimitsDiffer returns the CPU and memory limits of the containers of spec
+// that are set and differ from their requests, on a pod of size. The EKS
+// user guide asks for requests equal to limits on Fargate ("Fargate pod
+// configuration"): Fargate sizes the pod from its requests, so a higher
+// limit is capacity the pod may not have.
+func LimitsDiffer(spec *corev1.PodSpec, size Size) []LimitDiff {
+	var out []LimitDiff
+	for _, c := range containers(spec) {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			limit, ok := c.Resources.Limits[r]
+			if !ok {
+				continue
+			}
+			request, ok := c.Resources.Requests[r]
+			if !ok || request.Cmp(limit) == 0 {
+				continue // a missing request defaults to the limit
+			}
+			above := milliCPU(&limit) > size.MilliCPU
+			if r == corev1.ResourceMemory {
+				above = ceilMiB(&limit) > size.MemoryMiB
+			}
+			out = append(out, LimitDiff{Container: c.Name, Field: c.field("resources.limits." + string(r)),
+				Resource: r, Request: request.String(), Limit: limit.String(), AboveSize: above})
+		}
+	}
+	return out
+}
+
+// LimitDiff is a container limit that differs from its request.
+type LimitDiff struct {
+	Container string
+	Field     string
+	Resource  corev1.ResourceName
+	// Request and Limit are the quantities as written.
+	Request, Limit string
+	// AboveSize is true when the limit is above the pod's whole size.
+	AboveSize bool
+}
