@@ -22,11 +22,13 @@ import (
 	rspb "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/fargatekit/fargatekit/internal/browser"
+	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/foundation"
 	"github.com/fargatekit/fargatekit/pkg/spread"
 )
@@ -752,5 +754,105 @@ func (c *cluster) checkScanPage(env []string, zonesWithPods int) {
 		if err := p.SaveScreenshot(filepath.Join(dir, "scan.png")); err != nil {
 			c.t.Fatal(err)
 		}
+	}
+}
+
+// TestIntegrationStartFailure: a container whose CPU limit is above the
+// vCPU its pod is provisioned with (the Flux controllers' shape) does not
+// start on Fargate, as fargate.StartFailures says: the pod runs its other
+// container, the failing one fails with StartError and the runtime's error,
+// then waits in CrashLoopBackOff, with the kubelet's events; kubectl shows
+// it so. scan reports the workload crash-looping with the cause (LV012, a
+// blocker) and, from check's rules, the limit (FG025). The same workload
+// with requests equal to limits runs (the near miss).
+func TestIntegrationStartFailure(t *testing.T) {
+	t.Parallel()
+	c := start(t, "scan")
+	env := c.env()
+	c.namespace("apps")
+	resources := func(request, limit string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(request), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(limit), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		}
+	}
+	controller := func(request string) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0].Resources = resources(request, "1")
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "proxy", Image: "public.ecr.aws/example/proxy:1",
+				Resources: resources("100m", "100m")})
+		}
+	}
+	c.deploy(deployment("apps", "flux", 1, controller("100m")))
+	c.deploy(deployment("apps", "steady", 1, controller("1")))
+	eventually(t, time.Minute, "steady runs", func() error { return c.all("apps", "steady", 1, "fargate:apps") })
+
+	var pod corev1.Pod
+	eventually(t, time.Minute, "flux's manager backs off", func() error {
+		pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app=flux"})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != 1 {
+			return fmt.Errorf("flux has %d pods, want 1", len(pods.Items))
+		}
+		pod = pods.Items[0]
+		states := map[string]string{}
+		for _, s := range pod.Status.ContainerStatuses {
+			switch {
+			case s.State.Waiting != nil:
+				states[s.Name] = s.State.Waiting.Reason
+			case s.State.Running != nil:
+				states[s.Name] = "Running"
+			}
+		}
+		if pod.Status.Phase != corev1.PodRunning || states["flux"] != "CrashLoopBackOff" || states["proxy"] != "Running" {
+			return fmt.Errorf("phase %s, containers %v", pod.Status.Phase, states)
+		}
+		return nil
+	})
+	if !strings.HasPrefix(pod.Spec.NodeName, "fargate-ip-") || pod.Annotations[fargate.CapacityProvisionedAnnotation] != "0.25vCPU 0.5GB" {
+		t.Errorf("flux's pod on node %q, provisioned %q", pod.Spec.NodeName, pod.Annotations[fargate.CapacityProvisionedAnnotation])
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if last := s.LastTerminationState.Terminated; s.Name == "flux" && (s.RestartCount != 1 || last == nil || last.Reason != "StartError" ||
+			last.ExitCode != 128 || !strings.Contains(last.Message, `failed to write "100000"`) || !strings.HasSuffix(last.Message, "cpu.cfs_quota_us: invalid argument: unknown")) {
+			t.Errorf("flux's container: restarts %d, last state %+v", s.RestartCount, last)
+		}
+	}
+	evs, err := c.kube.CoreV1().Events("apps").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet := map[string]string{}
+	for _, e := range evs.Items {
+		if e.Source.Component == "kubelet" && e.Type == corev1.EventTypeWarning {
+			kubelet[e.Reason] = e.Message
+		}
+	}
+	if !strings.HasPrefix(kubelet["Failed"], "Error: failed to create containerd task: ") ||
+		kubelet["BackOff"] != fmt.Sprintf("Back-off restarting failed container flux in pod %s_apps(%s)", pod.Name, pod.UID) {
+		t.Errorf("the kubelet's Warning events: %q", kubelet)
+	}
+	out := c.kubectl("get pods -n apps -l app=flux --no-headers")
+	if !strings.Contains(out, "1/2") || !strings.Contains(out, "CrashLoopBackOff") {
+		t.Errorf("kubectl get pods:\n%s", out)
+	}
+
+	r, code := c.scan(env)
+	if code != 1 {
+		t.Errorf("scan exit %d, want 1 (a blocker)", code)
+	}
+	msgs := r.find("LV012", "Deployment", "apps", "flux")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `the cause: container "flux" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions`) {
+		t.Errorf("scan's LV012 of flux: %q (findings %v)", msgs, r.rules())
+	}
+	for _, f := range r.Findings {
+		if f.Rule == "LV012" && f.Severity != "blocker" {
+			t.Errorf("LV012 is a %s, want a blocker", f.Severity)
+		}
+	}
+	if len(r.find("FG025", "Deployment", "apps", "flux")) != 1 || len(r.find("LV012", "Deployment", "apps", "steady"))+len(r.find("FG025", "Deployment", "apps", "steady")) != 0 {
+		t.Errorf("FG025 on flux only: findings %v", r.rules())
 	}
 }

@@ -15,17 +15,33 @@ var (
 	imagePullStatus string
 	//go:embed fargate-pod-ready.yaml
 	fargatePodReady string
+	//go:embed start-failure-stages.yaml
+	startFailureStages string
+	//go:embed start-failure-status.tmpl
+	startFailureStatus string
 )
 
 // Stages returns the emulator's KWOK stages, a YAML stream of Stage
-// documents: fargate-pod-ready.yaml's, and those of image-pull-stages.yaml,
-// whose statusTemplate is image-pull-status.tmpl.
+// documents: fargate-pod-ready.yaml's, those of image-pull-stages.yaml,
+// whose statusTemplate is image-pull-status.tmpl, and those of
+// start-failure-stages.yaml, whose statusTemplate is
+// start-failure-status.tmpl.
 func Stages() []byte {
+	return []byte(fargatePodReady + "---\n" + withStatus(imagePullStages, imagePullStatus) + "---\n" + withStatus(startFailureStages, startFailureStatus))
+}
+
+// withStatus puts a status template, indented as the stages' YAML wants it,
+// where they say @STATUS@.
+func withStatus(stages, template string) string {
 	const indent = "      "
-	status := indent + strings.ReplaceAll(strings.TrimRight(imagePullStatus, "\n"), "\n", "\n"+indent)
-	return []byte(fargatePodReady + "---\n" + strings.ReplaceAll(imagePullStages, indent+"@STATUS@", status))
+	status := indent + strings.ReplaceAll(strings.TrimRight(template, "\n"), "\n", "\n"+indent)
+	return strings.ReplaceAll(stages, indent+"@STATUS@", status)
 }
 
 // StatusTemplate returns the status template of the image-pull stages, as
 // KWOK renders it against a pod.
 func StatusTemplate() string { return imagePullStatus }
+
+// StartFailureTemplate returns the status template of the start-failure
+// stages, as KWOK renders it against a pod.
+func StartFailureTemplate() string { return startFailureStatus }

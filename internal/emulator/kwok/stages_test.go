@@ -38,15 +38,17 @@ func stages(t *testing.T) (names []string, weights map[string]int, templates map
 	return names, weights, templates, immediate
 }
 
-// TestStages: the stream holds the three stages, each of weight 1 (KWOK's
-// own have 0), the image-pull ones with the status template, indented as
-// YAML wants it. Only the image-pull error goes on at once to the next
-// stage (the back-off: a stale copy of the pod must not keep the pod in
-// ErrImagePull; image-pull-stages.yaml); the back-off, which writes the
-// same status each time, must not, or it would play without end.
+// TestStages: the stream holds the five stages, each of weight 1 (KWOK's
+// own have 0), the image-pull and start-failure ones with their status
+// templates, indented as YAML wants it. Only the first stage of a failing
+// container goes on at once to the next stage (the back-off: a stale copy
+// of the pod must not keep it there; image-pull-stages.yaml); the
+// back-offs, which write the same status each time, must not, or they
+// would play without end.
 func TestStages(t *testing.T) {
 	names, weights, templates, immediate := stages(t)
-	if diff := cmp.Diff([]string{"Stage/fargatekit-fargate-pod-ready", "Stage/fargatekit-image-pull-error", "Stage/fargatekit-image-pull-backoff"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"Stage/fargatekit-fargate-pod-ready", "Stage/fargatekit-image-pull-error", "Stage/fargatekit-image-pull-backoff",
+		"Stage/fargatekit-start-error", "Stage/fargatekit-start-backoff"}, names); diff != "" {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
 	for name, w := range weights {
@@ -54,12 +56,16 @@ func TestStages(t *testing.T) {
 			t.Errorf("%s: weight %d", name, w)
 		}
 	}
-	for _, name := range []string{"fargatekit-image-pull-error", "fargatekit-image-pull-backoff"} {
-		if strings.TrimSpace(templates[name]) != strings.TrimSpace(StatusTemplate()) {
+	for name, want := range map[string]string{
+		"fargatekit-image-pull-error": StatusTemplate(), "fargatekit-image-pull-backoff": StatusTemplate(),
+		"fargatekit-start-error": StartFailureTemplate(), "fargatekit-start-backoff": StartFailureTemplate(),
+	} {
+		if strings.TrimSpace(templates[name]) != strings.TrimSpace(want) {
 			t.Errorf("%s: status template:\n%s", name, templates[name])
 		}
 	}
-	if diff := cmp.Diff(map[string]bool{"fargatekit-fargate-pod-ready": false, "fargatekit-image-pull-error": true, "fargatekit-image-pull-backoff": false}, immediate); diff != "" {
+	if diff := cmp.Diff(map[string]bool{"fargatekit-fargate-pod-ready": false, "fargatekit-image-pull-error": true, "fargatekit-image-pull-backoff": false,
+		"fargatekit-start-error": true, "fargatekit-start-backoff": false}, immediate); diff != "" {
 		t.Errorf("immediateNextStage (-want +got):\n%s", diff)
 	}
 }
@@ -204,6 +210,95 @@ func TestStatusTemplate(t *testing.T) {
 			}
 			tt.pod.Status = again
 			if diff := cmp.Diff(again, render(t, StatusTemplate(), tt.pod)); diff != "" {
+				t.Errorf("applied again (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStartFailureTemplate: the container that does not start fails with
+// StartError and the runtime's error, then (the statuses written) waits in
+// CrashLoopBackOff after a restart, the error kept as its last state; the
+// other containers run (the pod Running, not Ready), or with a failing
+// init container wait (the pod Pending); a pod that never restarts fails.
+func TestStartFailureTemplate(t *testing.T) {
+	const startErr = `failed to create containerd task: ... cpu.cfs_quota_us: invalid argument: unknown`
+	newPod := func(failing string, policy corev1.RestartPolicy, init ...string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "u1", CreationTimestamp: metav1.Now(),
+			Annotations: map[string]string{"fargatekit.io/start-failure-container": failing, "fargatekit.io/start-failure-error": startErr}},
+			Spec: corev1.PodSpec{NodeName: "fargate-ip-10-0-1-10.ec2.internal", RestartPolicy: policy,
+				Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "proxy", Image: "envoy"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending}}
+		for _, name := range init {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: name, Image: name + ":1"})
+		}
+		return p
+	}
+	tests := []struct {
+		name         string
+		pod          *corev1.Pod
+		init, apps   []string
+		phase, later corev1.PodPhase
+		backoff      string
+	}{
+		{name: "app container", pod: newPod("app", corev1.RestartPolicyAlways, "migrate"), init: []string{"migrate=Completed"},
+			apps: []string{"app=StartError", "proxy=running"}, phase: corev1.PodRunning, later: corev1.PodRunning,
+			backoff: "app=CrashLoopBackOff back-off 10s restarting failed container=app pod=web_apps(u1)"},
+		{name: "init container", pod: newPod("setup", corev1.RestartPolicyAlways, "migrate", "setup", "warm"),
+			init:  []string{"migrate=Completed", "setup=StartError", "warm=PodInitializing "},
+			apps:  []string{"app=PodInitializing ", "proxy=PodInitializing "},
+			phase: corev1.PodPending, later: corev1.PodPending,
+			backoff: "setup=CrashLoopBackOff back-off 10s restarting failed container=setup pod=web_apps(u1)"},
+		{name: "never restarted", pod: newPod("setup", corev1.RestartPolicyNever, "setup"),
+			init: []string{"setup=StartError"}, apps: []string{"app=PodInitializing ", "proxy=PodInitializing "},
+			phase: corev1.PodFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := render(t, StartFailureTemplate(), tt.pod)
+			if diff := cmp.Diff(tt.init, states(status.InitContainerStatuses)); diff != "" {
+				t.Errorf("init containers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.apps, states(status.ContainerStatuses)); diff != "" {
+				t.Errorf("containers (-want +got):\n%s", diff)
+			}
+			for _, st := range append(status.InitContainerStatuses, status.ContainerStatuses...) {
+				if st.State.Terminated != nil && st.State.Terminated.Reason == "StartError" &&
+					(st.State.Terminated.Message != startErr || st.State.Terminated.ExitCode != 128) {
+					t.Errorf("%s: terminated %+v", st.Name, st.State.Terminated)
+				}
+			}
+			var ready corev1.ConditionStatus
+			for _, c := range status.Conditions {
+				if c.Type == corev1.PodReady {
+					ready = c.Status
+				}
+			}
+			if status.Phase != tt.phase || ready != corev1.ConditionFalse || status.PodIP != "10.0.1.10" {
+				t.Errorf("phase %s (want %s), ready %s, pod IP %q", status.Phase, tt.phase, ready, status.PodIP)
+			}
+			if tt.backoff == "" {
+				return // the back-off stage does not select it
+			}
+			tt.pod.Status = status
+			again := render(t, StartFailureTemplate(), tt.pod)
+			var backoff []string
+			for _, st := range append(again.InitContainerStatuses, again.ContainerStatuses...) {
+				if st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" {
+					backoff = append(backoff, st.Name+"="+st.State.Waiting.Reason+" "+st.State.Waiting.Message)
+					if st.RestartCount != 1 || st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.Message != startErr {
+						t.Errorf("%s backing off: restarts %d, last state %+v", st.Name, st.RestartCount, st.LastTerminationState)
+					}
+				}
+			}
+			if diff := cmp.Diff([]string{tt.backoff}, backoff); diff != "" {
+				t.Errorf("backing off (-want +got):\n%s", diff)
+			}
+			if again.Phase != tt.later {
+				t.Errorf("backing off: phase %s, want %s", again.Phase, tt.later)
+			}
+			tt.pod.Status = again
+			if diff := cmp.Diff(again, render(t, StartFailureTemplate(), tt.pod)); diff != "" {
 				t.Errorf("applied again (-before +after):\n%s", diff)
 			}
 		})

@@ -20,6 +20,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 	"github.com/fargatekit/fargatekit/pkg/rules/builtin"
+	"github.com/fargatekit/fargatekit/pkg/rules/compat"
 )
 
 // The parity tests hold `fargatekit check` and the emulator to one answer.
@@ -27,7 +28,8 @@ import (
 // webhook and fargate-scheduler logic must agree on whether the pod goes to
 // Fargate, under which profile, and for which rules' reasons Fargate refuses
 // it: a refusing finding (a blocker of a rule with a Refusal) means a
-// refusal, and a refusal means such a finding. No control plane is needed:
+// refusal, and a refusal means such a finding. Of a pod Fargate runs, they
+// agree on whether a container does not start (FG025). No control plane is needed:
 // the emulator's decisions are pure functions (Webhook.Mutate, Decide).
 
 // outcome is what one side says of a pod.
@@ -36,6 +38,9 @@ type outcome struct {
 	Profile string
 	// Refused are the IDs of the rules whose reasons refuse the pod, sorted.
 	Refused []string
+	// NoStart is true when a container of the pod, placed, does not start:
+	// check reports FG025, the emulator fails the container.
+	NoStart bool
 }
 
 // byRefusal maps a refusal kind to the rule that reports it.
@@ -74,6 +79,11 @@ func checkSide(ctx *rules.Context, objs []*object.Object) []outcome {
 			}
 		}
 		slices.Sort(out[i].Refused)
+		for _, f := range res.Findings {
+			if f.Object == o.Ref && f.Source.File == o.Source.File && f.Rule == compat.LimitAboveSize && len(out[i].Refused) == 0 {
+				out[i].NoStart = true
+			}
+		}
 	}
 	return out
 }
@@ -108,7 +118,7 @@ func emulatorSide(t testing.TB, pod *corev1.Pod, profiles []fargate.Profile, s f
 		t.Fatal(err)
 	}
 	d := placement.Decide(&created, profiles, s)
-	out := outcome{Fargate: true, Profile: profile}
+	out := outcome{Fargate: true, Profile: profile, NoStart: len(d.StartFailures) > 0}
 	for _, r := range d.Refusals {
 		if id := byRefusal[r.Kind]; !slices.Contains(out.Refused, id) {
 			out.Refused = append(out.Refused, id)

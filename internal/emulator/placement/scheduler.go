@@ -110,6 +110,9 @@ type Decision struct {
 	Refusals []fargate.Refusal
 	// Size is the pod's Fargate size (fargate.SizePod).
 	Size fargate.Sizing
+	// StartFailures are the containers that do not start once the pod is
+	// placed (fargate.StartFailures); nil when it is refused.
+	StartFailures []fargate.StartFailure
 	// Event is the FailedScheduling message; "" when the pod is placed.
 	Event string
 }
@@ -132,6 +135,8 @@ func Decide(pod *corev1.Pod, active []fargate.Profile, s fargate.Settings) Decis
 		d.Event = fargate.Event(name, d.Refusals)
 	case d.Profile == nil:
 		d.Event = "Pod not supported on Fargate: no ACTIVE Fargate profile " + name
+	default:
+		d.StartFailures = fargate.StartFailures(&pod.Spec, d.Size.Provisioned, s)
 	}
 	return d
 }
@@ -307,7 +312,7 @@ func (s *Scheduler) schedule(ctx context.Context, key types.NamespacedName) erro
 		return fmt.Errorf("starting the pod's node: %w", err)
 	}
 	s.bound(key, node.Name)
-	p := placing{key: key, pod: pod, profile: d.Profile, node: node.Name, subnet: subnet, az: az, size: d.Size}
+	p := placing{key: key, pod: pod, profile: d.Profile, node: node.Name, subnet: subnet, az: az, size: d.Size, start: d.StartFailures}
 	if s.nodes == nil { // not running (unit tests): placed now
 		return s.place(ctx, p)
 	}
@@ -330,6 +335,8 @@ type placing struct {
 	profile          *fargate.Profile
 	node, subnet, az string
 	size             fargate.Sizing
+	// start are the containers that do not start (Decision.StartFailures).
+	start []fargate.StartFailure
 }
 
 // place binds a pod to its node once the node runs; a pod that is not bound
@@ -367,6 +374,8 @@ func (s *Scheduler) place(ctx context.Context, p placing) error {
 	pull := s.imagePull(pod, p.profile, p.subnet)
 	if pull != nil {
 		maps.Copy(annotations, pull.annotations())
+	} else if len(p.start) > 0 { // what does not pull does not start either
+		maps.Copy(annotations, startAnnotations(p.start[0]))
 	}
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: annotations},
 		Target: corev1.ObjectReference{Kind: "Node", Name: p.node}}
@@ -384,10 +393,14 @@ func (s *Scheduler) place(ctx context.Context, p placing) error {
 		slog.Warn("recording the pod's placement", "pod", key.String(), "err", err)
 	}
 	slog.Debug("pod placed on Fargate", "pod", key.String(), "node", p.node, "az", p.az, "size", p.size.Provisioned.String())
+	// Bound, the pod is not scheduled again: its events are recorded once.
 	if pull != nil {
-		// Bound, the pod is not scheduled again: its events are recorded once.
 		if err := s.pullEvents(ctx, pod, p.node, pull); err != nil {
 			slog.Warn("recording the image pull failure", "pod", key.String(), "err", err)
+		}
+	} else if len(p.start) > 0 {
+		if err := s.startEvents(ctx, pod, p.node, p.start[0]); err != nil {
+			slog.Warn("recording the container's failed start", "pod", key.String(), "err", err)
 		}
 	}
 	return nil

@@ -1,0 +1,42 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fargatekit/fargatekit/pkg/fargate"
+)
+
+// The annotations with which fargate-scheduler marks a pod holding a
+// container that does not start (fargate.StartFailures). KWOK's stages
+// (Stages) fail the container with StartError and the message of
+// StartFailureErrorAnnotation, then keep it in CrashLoopBackOff; without
+// them KWOK would run it. Only the first such container is marked (init
+// containers first, as the kubelet starts them): KWOK's templates compare
+// names, not lists.
+const (
+	StartFailureContainerAnnotation = "fargatekit.io/start-failure-container"
+	StartFailureErrorAnnotation     = "fargatekit.io/start-failure-error"
+)
+
+// startAnnotations mark the pod for KWOK's start-failure stages.
+func startAnnotations(f fargate.StartFailure) map[string]string {
+	return map[string]string{StartFailureContainerAnnotation: f.Container, StartFailureErrorAnnotation: f.Error}
+}
+
+// startEvents records what the kubelet reports of a container that fails
+// to start: the error, and the back-off.
+func (s *Scheduler) startEvents(ctx context.Context, pod *corev1.Pod, node string, f fargate.StartFailure) error {
+	kubelet := corev1.EventSource{Component: "kubelet", Host: node}
+	for _, e := range []struct{ typ, reason, message string }{
+		{corev1.EventTypeWarning, "Failed", "Error: " + f.Error},
+		{corev1.EventTypeWarning, "BackOff", fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", f.Container, pod.Name, pod.Namespace, pod.UID)},
+	} {
+		if err := s.record(ctx, pod, kubelet, e.typ, e.reason, e.message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
