@@ -268,6 +268,14 @@ type Timings struct {
 	// node's pods before it fails with PodEvictionFailure (15 minutes on
 	// EKS).
 	NodegroupDrain Duration `json:"nodegroupDrain"`
+	// NodeLease is how long a node's Lease lasts: KWOK renews it every
+	// quarter of that, and the controller-manager marks a node NotReady
+	// once it has gone unrenewed for a quarter more (node-monitor-grace-period),
+	// as Kubernetes' defaults do for the kubelet's 40 s. The fast timings
+	// keep kwokctl's 200 s, which spares the API server the renewals of
+	// thousands of Fargate nodes; an AZ outage then shows after about four
+	// minutes.
+	NodeLease Duration `json:"nodeLease"`
 }
 
 // FargateScheduler is what fargate-scheduler does when no subnet of a pod's
@@ -331,12 +339,12 @@ var (
 	Fast = Timings{
 		Preset: "fast", ProfileCreate: Duration{2 * time.Second}, ProfileDelete: Duration{2 * time.Second},
 		ClusterUpdate: Duration{3 * time.Second}, NodegroupCreate: Duration{2 * time.Second}, NodegroupDelete: Duration{2 * time.Second},
-		NodegroupDrain: Duration{10 * time.Second},
+		NodegroupDrain: Duration{10 * time.Second}, NodeLease: Duration{200 * time.Second},
 	}
 	Realistic = Timings{
 		Preset: "realistic", ProfileCreate: Duration{3 * time.Minute}, ProfileDelete: Duration{5 * time.Minute}, FargatePodStart: Duration{45 * time.Second},
 		ClusterUpdate: Duration{8 * time.Minute}, NodegroupCreate: Duration{3 * time.Minute}, NodegroupDelete: Duration{4 * time.Minute},
-		NodegroupDrain: Duration{15 * time.Minute},
+		NodegroupDrain: Duration{15 * time.Minute}, NodeLease: Duration{40 * time.Second},
 	}
 )
 
@@ -490,6 +498,7 @@ func (c *Config) setDefaults() {
 		{&c.Timings.NodegroupCreate, &preset.NodegroupCreate},
 		{&c.Timings.NodegroupDelete, &preset.NodegroupDelete},
 		{&c.Timings.NodegroupDrain, &preset.NodegroupDrain},
+		{&c.Timings.NodeLease, &preset.NodeLease},
 	} {
 		if f.field.Duration == 0 {
 			*f.field = *f.def
@@ -591,6 +600,9 @@ func (c *Config) Validate() error {
 	case "fast", "realistic":
 	default:
 		bad("timings.preset", "%q is not fast or realistic", c.Timings.Preset)
+	}
+	if d := c.Timings.NodeLease.Duration; d < 4*time.Second || d%time.Second != 0 {
+		bad("timings.nodeLease", "%s is not whole seconds of at least 4s", d)
 	}
 	return errors.Join(errs...)
 }

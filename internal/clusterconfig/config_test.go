@@ -43,7 +43,7 @@ timings: {preset: realistic, profileCreate: 10s}
 	if ng := c.NodeGroups[0]; ng.MaxSize != 2 || ng.ReleaseVersion != "1.35.0-"+ReleaseDate {
 		t.Errorf("node group defaults: maxSize %d release %s", ng.MaxSize, ng.ReleaseVersion)
 	}
-	if c.Timings.NodegroupDrain.Duration != 15*time.Minute || c.Timings.ClusterUpdate.Duration != 8*time.Minute {
+	if c.Timings.NodegroupDrain.Duration != 15*time.Minute || c.Timings.ClusterUpdate.Duration != 8*time.Minute || c.Timings.NodeLease.Duration != 40*time.Second {
 		t.Errorf("realistic upgrade timings %+v", c.Timings)
 	}
 	if len(c.FargateProfiles[0].Subnets) != 3 {
@@ -67,16 +67,17 @@ timings: {preset: realistic, profileCreate: 10s}
 
 func TestParseErrors(t *testing.T) {
 	for data, want := range map[string]string{
-		"metadata: {name: '1bad'}\n":                                                                  "metadata.name",
-		"vpc: {cidr: 10.0.0.0/33}\n":                                                                  "vpc.cidr",
-		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                                    "managedNodeGroups[0].instanceType",
-		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":                             "fargateProfiles[0].name: \"eks-x\" starts with the reserved prefix",
-		"fargateProfiles: [{name: x}]\n":                                                              "fargateProfiles[0].selectors: is empty: at least one selector is required",
-		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n":                "fargateProfiles[0].subnets",
-		"availabilityZones: [us-east-1a, us-west-2b]\n":                                               "availabilityZones[1]: \"us-west-2b\" is not an AZ of region us-east-1",
-		"timings: {preset: slow}\n":                                                                   "timings.preset",
-		"timings: {profileCreate: soon}\n":                                                            "duration",
-		"colour: blue\n":                                                                              "unknown field",
+		"metadata: {name: '1bad'}\n":                                                   "metadata.name",
+		"vpc: {cidr: 10.0.0.0/33}\n":                                                   "vpc.cidr",
+		"managedNodeGroups: [{name: ng, instanceType: x1.huge}]\n":                     "managedNodeGroups[0].instanceType",
+		"fargateProfiles: [{name: eks-x, selectors: [{namespace: a}]}]\n":              "fargateProfiles[0].name: \"eks-x\" starts with the reserved prefix",
+		"fargateProfiles: [{name: x}]\n":                                               "fargateProfiles[0].selectors: is empty: at least one selector is required",
+		"fargateProfiles: [{name: x, selectors: [{namespace: a}], subnets: [nope]}]\n": "fargateProfiles[0].subnets",
+		"availabilityZones: [us-east-1a, us-west-2b]\n":                                "availabilityZones[1]: \"us-west-2b\" is not an AZ of region us-east-1",
+		"timings: {preset: slow}\n":                                                    "timings.preset",
+		"timings: {nodeLease: 1500ms}\n":                                               "timings.nodeLease: 1.5s is not whole seconds of at least 4s",
+		"timings: {profileCreate: soon}\n":                                             "duration",
+		"colour: blue\n":                                                               "unknown field",
 		"vpc: {cidr: 10.0.0.0/16, subnets: {private: {us-east-1a: {id: s, cidr: 192.168.0.0/24}}}}\n": "not inside the VPC",
 		"vpc: {subnets: {private: {us-east-1a: {id: s, cidr: 10.0.0.0/29}}}}\n":                       "10.0.0.0/29 is not an IPv4 block from /16 to /28",
 		"managedNodeGroups: [{name: ng, desiredCapacity: 3, maxSize: 2}]\n":                           "managedNodeGroups[0]: minSize 0, desiredCapacity 3 and maxSize 2 must be",

@@ -213,6 +213,7 @@ func (o *Options) startControlPlane(ctx context.Context) error {
 		}
 		extra = append(extra, componentArg{component: ComponentAPIServer, key: "egress-selector-config-file", value: o.egressConfig()}, o.stagesArg())
 		extra = append(extra, servingArgs(served)...)
+		extra = append(extra, o.heartbeatArgs()...)
 		args = append(append(args, ports...), extraArgs(extra)...)
 		return o.kwokctl(ctx, args...)
 	}
@@ -374,6 +375,19 @@ func loopbackArgs() ([]string, []componentArg, error) {
 		componentArg{component: ComponentControllerManager, key: "controllers", value: "*", repeated: true},
 		componentArg{component: ComponentControllerManager, key: "controllers", value: "-ttl-controller", repeated: true})
 	return flags, args, nil
+}
+
+// heartbeatArgs set how long a node's Lease lasts (timings.nodeLease) and,
+// in the ratio of Kubernetes' defaults (a 40 s Lease renewed every 10 s, a
+// node NotReady after 50 s, looked at every 5 s), how soon the
+// controller-manager marks a node whose Lease is not renewed NotReady.
+func (o *Options) heartbeatArgs() []componentArg {
+	lease := o.Config.Timings.NodeLease.Duration
+	return []componentArg{
+		{component: ComponentKwok, key: "node-lease-duration-seconds", value: strconv.Itoa(int(lease / time.Second))},
+		{component: ComponentControllerManager, key: "node-monitor-grace-period", value: (lease + lease/4).String()},
+		{component: ComponentControllerManager, key: "node-monitor-period", value: (lease / 8).String()},
+	}
 }
 
 // controlPlaneReady reports whether the API server answers /readyz and every

@@ -1,11 +1,15 @@
 package emulator
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fargatekit/fargatekit/internal/clusterconfig"
 )
 
 func TestEmulatedVersion(t *testing.T) {
@@ -184,5 +188,25 @@ func TestExtraArgs(t *testing.T) {
 		"--extra-args", "etcd=b=2", "--extra-args", "etcd=d=4", "--extra-args", "kwok-controller=e=5"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("extraArgs (-want +got):\n%s", diff)
+	}
+}
+
+// TestHeartbeatArgs: a node's Lease and the controller-manager's patience
+// with it keep Kubernetes' ratio: a 40 s Lease gives its defaults (NotReady
+// after 50 s, looked at every 5 s), the fast timings' 200 s five times as
+// much.
+func TestHeartbeatArgs(t *testing.T) {
+	for lease, want := range map[time.Duration][]string{
+		40 * time.Second:  {"kwok-controller node-lease-duration-seconds=40", "kube-controller-manager node-monitor-grace-period=50s", "kube-controller-manager node-monitor-period=5s"},
+		200 * time.Second: {"kwok-controller node-lease-duration-seconds=200", "kube-controller-manager node-monitor-grace-period=4m10s", "kube-controller-manager node-monitor-period=25s"},
+	} {
+		cfg := &clusterconfig.Config{Timings: clusterconfig.Timings{NodeLease: clusterconfig.Duration{Duration: lease}}}
+		var got []string
+		for _, a := range (&Options{Config: cfg}).heartbeatArgs() {
+			got = append(got, a.component+" "+a.key+"="+a.value)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("lease %s: %q, want %q", lease, got, want)
+		}
 	}
 }
