@@ -24,6 +24,7 @@ import (
 // other tests, which choose free ports.
 func TestIntegrationDocuments(t *testing.T) {
 	t.Parallel()
+	long(t)
 	bin := controlPlane(t)
 	slot(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))

@@ -31,6 +31,7 @@ import (
 // evictions. An outage outlives a down and up of the emulator.
 func TestIntegrationAZOutage(t *testing.T) {
 	t.Parallel()
+	long(t)
 	c := start(t, "spread")
 	env := c.env()
 	c.spreadNamespaces()

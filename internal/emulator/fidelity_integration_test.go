@@ -131,6 +131,7 @@ func (c *cluster) freeAddresses() func(subnet string) int {
 // AvailableIpAddressCount counts what is really free.
 func TestIntegrationPodAddresses(t *testing.T) {
 	t.Parallel()
+	long(t)
 	c := start(t, "small-subnet")
 	freeAddresses := c.freeAddresses()
 	c.namespace("apps")

@@ -3,6 +3,7 @@ package emulator_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +56,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Every parallel test goes on to slot, which bounds the emulators and
+	// lets the long tests go first: go test's -parallel (GOMAXPROCS by
+	// default) would otherwise hold the others back in its own order.
+	flag.Parse()
+	parallel := false
+	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
+	if !parallel {
+		_ = flag.Set("test.parallel", "64")
+	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -72,16 +83,62 @@ type cluster struct {
 	cfgPath string
 }
 
-// emulators bounds how many integration tests run at once, whatever go
-// test's -parallel (GOMAXPROCS by default): two on the project's two cores,
-// each with its own control plane of half a gigabyte.
-var emulators = make(chan struct{}, 2)
+// emulators bounds how many integration tests run at once (TestMain lifts
+// go test's -parallel): two on the project's two cores, each with its own
+// control plane of half a gigabyte.
+var emulators = &places{free: 2}
+
+// places is a semaphore whose long waiters go first.
+type places struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	free int
+	// long counts the long tests waiting.
+	long int
+	// longTests are the tests marked long, by name.
+	longTests map[string]bool
+}
+
+// long marks t as one of the longest integration tests (minutes, where
+// most take seconds): it takes the next free place before the others that
+// wait. Started last, such a test would run on alone at the end with the
+// other place idle; started first, the short ones fill the other place
+// meanwhile.
+func long(t testing.TB) {
+	emulators.mu.Lock()
+	defer emulators.mu.Unlock()
+	if emulators.longTests == nil {
+		emulators.longTests = map[string]bool{}
+	}
+	emulators.longTests[t.Name()] = true
+}
 
 // slot waits for one of emulators' places and gives it back when t ends,
 // after the cleanups registered later (an emulator's down among them).
 func slot(t testing.TB) {
-	emulators <- struct{}{}
-	t.Cleanup(func() { <-emulators })
+	e := emulators
+	e.mu.Lock()
+	if e.cond.L == nil {
+		e.cond.L = &e.mu
+	}
+	isLong := e.longTests[t.Name()]
+	if isLong {
+		e.long++
+	}
+	for e.free == 0 || (!isLong && e.long > 0) {
+		e.cond.Wait()
+	}
+	e.free--
+	if isLong {
+		e.long--
+	}
+	e.mu.Unlock()
+	t.Cleanup(func() {
+		e.mu.Lock()
+		e.free++
+		e.cond.Broadcast()
+		e.mu.Unlock()
+	})
 }
 
 // freePort returns a loopback port free now, outside the ephemeral range

@@ -178,6 +178,7 @@ func (c *cluster) spreadNamespaces() {
 // PodDisruptionBudget.
 func TestIntegrationSpread(t *testing.T) {
 	t.Parallel()
+	long(t)
 	c := start(t, "spread")
 	env := c.env()
 	c.spreadNamespaces()
