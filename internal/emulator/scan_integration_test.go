@@ -762,9 +762,12 @@ func (c *cluster) checkScanPage(env []string, zonesWithPods int) {
 // start on Fargate, as fargate.StartFailures says: the pod runs its other
 // container, the failing one fails with StartError and the runtime's error,
 // then waits in CrashLoopBackOff, with the kubelet's events; kubectl shows
-// it so. scan reports the workload crash-looping with the cause (LV012, a
-// blocker) and, from check's rules, the limit (FG025). The same workload
-// with requests equal to limits runs (the near miss).
+// it so. The AWS Load Balancer Controller without its VPC ID asks the
+// instance metadata service, which Fargate lacks, and exits. scan reports
+// both workloads crash-looping with the cause (LV012, a blocker) and, from
+// check's rules, the limit (FG025) and the controller (FG027). The same
+// workloads with requests equal to limits and with --aws-vpc-id run (the
+// near misses).
 func TestIntegrationStartFailure(t *testing.T) {
 	t.Parallel()
 	c := start(t, "scan")
@@ -785,7 +788,32 @@ func TestIntegrationStartFailure(t *testing.T) {
 	}
 	c.deploy(deployment("apps", "flux", 1, controller("100m")))
 	c.deploy(deployment("apps", "steady", 1, controller("1")))
-	eventually(t, time.Minute, "steady runs", func() error { return c.all("apps", "steady", 1, "fargate:apps") })
+	lbc := func(args ...string) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0].Image = "public.ecr.aws/eks/aws-load-balancer-controller:v2.8.1"
+			p.Spec.Containers[0].Args = append([]string{"--cluster-name=shop"}, args...)
+		}
+	}
+	c.deploy(deployment("apps", "lbc", 1, lbc()))
+	c.deploy(deployment("apps", "lbc-told", 1, lbc("--aws-vpc-id=vpc-0123456789abcdef0")))
+	for _, app := range []string{"steady", "lbc-told"} {
+		eventually(t, time.Minute, app+" runs", func() error { return c.all("apps", app, 1, "fargate:apps") })
+	}
+	eventually(t, time.Minute, "the controller exits and backs off", func() error {
+		pods, err := c.kube.CoreV1().Pods("apps").List(ctx, metav1.ListOptions{LabelSelector: "app=lbc"})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != 1 || len(pods.Items[0].Status.ContainerStatuses) != 1 {
+			return fmt.Errorf("lbc's pods: %d", len(pods.Items))
+		}
+		st := pods.Items[0].Status.ContainerStatuses[0]
+		if last := st.LastTerminationState.Terminated; st.State.Waiting == nil || st.State.Waiting.Reason != "CrashLoopBackOff" ||
+			last == nil || last.Reason != "Error" || last.ExitCode != 1 {
+			return fmt.Errorf("lbc's container: %+v", st)
+		}
+		return nil
+	})
 
 	var pod corev1.Pod
 	eventually(t, time.Minute, "flux's manager backs off", func() error {
@@ -852,7 +880,19 @@ func TestIntegrationStartFailure(t *testing.T) {
 			t.Errorf("LV012 is a %s, want a blocker", f.Severity)
 		}
 	}
-	if len(r.find("FG025", "Deployment", "apps", "flux")) != 1 || len(r.find("LV012", "Deployment", "apps", "steady"))+len(r.find("FG025", "Deployment", "apps", "steady")) != 0 {
-		t.Errorf("FG025 on flux only: findings %v", r.rules())
+	msgs = r.find("LV012", "Deployment", "apps", "lbc")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `last ended with Error (exit code 1)`) ||
+		!strings.Contains(msgs[0], `the cause: container "lbc" runs the AWS Load Balancer Controller, which asks the instance metadata service for the VPC ID`) {
+		t.Errorf("scan's LV012 of lbc: %q", msgs)
+	}
+	if len(r.find("FG025", "Deployment", "apps", "flux")) != 1 || len(r.find("FG027", "Deployment", "apps", "lbc")) != 1 {
+		t.Errorf("FG025 on flux, FG027 on lbc: findings %v", r.rules())
+	}
+	for _, app := range []string{"steady", "lbc-told"} {
+		for _, rule := range []string{"LV012", "FG025", "FG027"} {
+			if msgs := r.find(rule, "Deployment", "apps", app); len(msgs) != 0 {
+				t.Errorf("%s on %s: %q", rule, app, msgs)
+			}
+		}
 	}
 }

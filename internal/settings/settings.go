@@ -54,6 +54,11 @@ type File struct {
 	// above the Fargate size of its pod fail to start, as one with such a
 	// CPU limit does (default false: it starts; unconfirmed on AWS).
 	MemoryLimitAboveSizeFails bool `json:"memoryLimitAboveSizeFails"`
+	// IRSAInjectsRegion says that EKS gives the pods of IRSA service
+	// accounts AWS_REGION and AWS_DEFAULT_REGION, which tell controllers
+	// the region they would ask IMDS for (default true; reported by
+	// users, not documented by AWS).
+	IRSAInjectsRegion *bool `json:"irsaInjectsRegion"`
 	// InvalidLogging is what a Fargate pod's logging becomes when it is
 	// created while the aws-logging ConfigMap is invalid: disabled (the
 	// default, with a LoggingDisabled event naming the problem) or enabled
@@ -162,6 +167,7 @@ func Parse(data []byte) (*Settings, error) {
 	s.Fargate.RefusePrivilegeEscalation = f.RefusePrivilegeEscalation // before severity, which may set it too
 	s.Fargate.HonourZoneSelector = f.HonourZoneSelector
 	s.Fargate.FailMemoryLimitAboveSize = f.MemoryLimitAboveSizeFails
+	s.Fargate.NoIRSARegion = f.IRSAInjectsRegion != nil && !*f.IRSAInjectsRegion
 	var errs []error
 	if c, err := fargate.ParseAZChoice(f.AZChoice); err != nil {
 		errs = append(errs, fmt.Errorf("azChoice: %w", err))

@@ -36,6 +36,14 @@ type Settings struct {
 	// resource; the kernel refuses only the CPU quota. Default false: the
 	// container starts and check warns (FG026).
 	FailMemoryLimitAboveSize bool
+	// NoIRSARegion says that the pods of IRSA service accounts do not get
+	// the region: the setting irsaInjectsRegion: false. By default they do
+	// (IRSAInjectsRegion): EKS's pod identity webhook injects AWS_REGION
+	// and AWS_DEFAULT_REGION (its --aws-default-region, which users report
+	// EKS sets: amazon-eks-pod-identity-webhook#149, #192), and IRSA is how
+	// a Fargate pod gets AWS credentials at all (no IMDS, no EKS Pod
+	// Identity), so a controller that runs there has it.
+	NoIRSARegion bool
 	// Limits are EKS's quotas on profiles.
 	Limits Limits
 	// InvalidLogging is what EKS does with the logging of a pod created
@@ -47,6 +55,10 @@ type Settings struct {
 	// AZOutageRedraw).
 	AZOutage AZOutage
 }
+
+// IRSAInjectsRegion reports whether pods get the region variables of
+// IRSA (NoIRSARegion).
+func (s *Settings) IRSAInjectsRegion() bool { return !s.NoIRSARegion }
 
 // DefaultAllowedCapabilities are the capabilities assumed accepted when no
 // setting says otherwise: EKS's own CoreDNS adds NET_BIND_SERVICE and runs

@@ -7,55 +7,82 @@ import (
 )
 
 // StartFailure is a container that Fargate admits and runs on a node, but
-// whose runtime cannot start it: the kubelet retries it in CrashLoopBackOff
-// (fargate-facts, "Limits beyond the provisioned size").
+// that does not get going: the runtime cannot start it, or it exits at
+// once; the kubelet retries it in CrashLoopBackOff (fargate-facts, "Limits
+// beyond the provisioned size", "No instance metadata").
 type StartFailure struct {
+	Kind      StartFailureKind
 	Container string
 	Init      bool
-	// Field is the path of the limit inside the pod spec
-	// ("containers[0].resources.limits.cpu").
+	// Field is the path inside the pod spec of what stops it: the limit
+	// ("containers[0].resources.limits.cpu"), or the image of a controller
+	// that needs IMDS.
 	Field string
-	// Detail says what the pod does, for a person.
+	// Detail says what the pod does and why that stops it, for a person.
 	Detail string
-	// Error is what the kubelet reports of the failed start (the
-	// container's lastState.terminated.message), worded as runc words it
-	// on Fargate's cgroup v1 nodes (containers-roadmap#1864,
-	// flux2#3138); the cgroup path is a stand-in.
+	// ExitCode and Reason are how the container's last run ended, as the
+	// kubelet reports it: 128 and StartError when the runtime cannot start
+	// it, 1 and Error when it exits.
+	ExitCode int32
+	Reason   string
+	// Error is what the kubelet reports of a start the runtime refused
+	// (the container's lastState.terminated.message), worded as runc words
+	// it on Fargate's cgroup v1 nodes (containers-roadmap#1864,
+	// flux2#3138); the cgroup path is a stand-in. "" for a container that
+	// exits: its message is its own.
 	Error string
 }
+
+// StartFailureKind is why a container does not get going.
+type StartFailureKind string
+
+// The kinds of start failures.
+const (
+	// StartLimit: a limit above the pod's size, which the kernel refuses.
+	StartLimit StartFailureKind = "limit"
+	// StartMetadata: a controller that asks IMDS for what it is not told
+	// (MetadataUses).
+	StartMetadata StartFailureKind = "metadata"
+)
 
 // cfsPeriodMicros is the CFS period the kubelet sets, against which a CPU
 // limit is written as a quota.
 const cfsPeriodMicros = 100000
 
-// StartFailures returns the containers of a pod with spec that fail to
-// start on a Fargate node of size: those whose CPU limit is above the
+// StartFailures returns the containers of a pod with spec that do not get
+// going on a Fargate node of size: those whose CPU limit is above the
 // node's vCPU, which the kernel refuses as a quota above the pod's
 // (cpu.cfs_quota_us: invalid argument); with s.FailMemoryLimitAboveSize,
-// also those whose memory limit is above the node's memory (unconfirmed).
-// Init containers come first, as the kubelet starts them.
+// also those whose memory limit is above the node's memory (unconfirmed);
+// and the controllers that ask IMDS for what they are not told
+// (MetadataUses), which exit, if they start. Init containers come first,
+// as the kubelet starts them.
 func StartFailures(spec *corev1.PodSpec, size Size, s Settings) []StartFailure {
 	var out []StartFailure
 	for _, c := range containers(spec) {
+		var refused []StartFailure
 		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && milliCPU(&q) > size.MilliCPU {
 			quota := min(milliCPU(&q), tooLarge) * cfsPeriodMicros / 1000
-			out = append(out, StartFailure{
-				Container: c.Name, Init: c.init, Field: c.field("resources.limits.cpu"),
-				Detail: fmt.Sprintf("container %q has a CPU limit of %s, above the %g vCPU Fargate provisions for the pod (%s)",
+			refused = append(refused, StartFailure{
+				Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.cpu"), ExitCode: 128, Reason: "StartError",
+				Detail: fmt.Sprintf("container %q has a CPU limit of %s, above the %g vCPU Fargate provisions for the pod (%s), which the kernel refuses",
 					c.Name, q.String(), size.VCPU(), size),
 				Error: runcError(fmt.Sprint(quota), c.Name, "cpu,cpuacct", "cpu.cfs_quota_us"),
 			})
 		}
-		if !s.FailMemoryLimitAboveSize {
-			continue
-		}
-		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && ceilMiB(&q) > size.MemoryMiB {
-			out = append(out, StartFailure{
-				Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"),
-				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s)",
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && s.FailMemoryLimitAboveSize && ceilMiB(&q) > size.MemoryMiB {
+			refused = append(refused, StartFailure{
+				Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"), ExitCode: 128, Reason: "StartError",
+				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s), which the kernel refuses",
 					c.Name, q.String(), size.MemoryGB(), size),
 				Error: runcError(fmt.Sprint(q.Value()), c.Name, "memory", "memory.limit_in_bytes"),
 			})
+		}
+		out = append(out, refused...)
+		// A container the runtime cannot start never gets to ask IMDS.
+		if u := clientUse(c, s); u != nil && len(refused) == 0 {
+			out = append(out, StartFailure{Kind: StartMetadata, Container: c.Name, Init: c.init, Field: u.Field,
+				Detail: u.Detail(), ExitCode: 1, Reason: "Error"})
 		}
 	}
 	return out

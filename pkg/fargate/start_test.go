@@ -40,14 +40,14 @@ func TestStartFailures(t *testing.T) {
 			name:  "the Flux shape: a CPU limit of 1 on 0.25 vCPU",
 			spec:  corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Resources: resources("cpu=100m,memory=64Mi", "cpu=1,memory=1Gi")}}},
 			size:  quarter,
-			want:  []string{`containers[0].resources.limits.cpu: container "manager" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB)`},
+			want:  []string{`containers[0].resources.limits.cpu: container "manager" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`},
 			quota: `failed to write "100000": write /sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod/manager/cpu.cfs_quota_us: invalid argument: unknown`,
 		},
 		{
 			name:  "300m: the quota of containers-roadmap#1864",
 			spec:  corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Resources: resources("cpu=200m", "cpu=300m")}}},
 			size:  quarter,
-			want:  []string{`containers[0].resources.limits.cpu: container "operator" has a CPU limit of 300m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB)`},
+			want:  []string{`containers[0].resources.limits.cpu: container "operator" has a CPU limit of 300m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`},
 			quota: `failed to write "30000"`,
 		},
 		{
@@ -59,8 +59,25 @@ func TestStartFailures(t *testing.T) {
 			size:     quarter,
 			settings: memoryFails,
 			want: []string{
-				`initContainers[0].resources.limits.cpu: container "wait" has a CPU limit of 500m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB)`,
-				`containers[0].resources.limits.memory: container "app" has a memory limit of 1Gi, above the 0.5 GB Fargate provisions for the pod (0.25vCPU 0.5GB)`,
+				`initContainers[0].resources.limits.cpu: container "wait" has a CPU limit of 500m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
+				`containers[0].resources.limits.memory: container "app" has a memory limit of 1Gi, above the 0.5 GB Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
+			},
+			quota: `failed to write "50000"`,
+		},
+		{
+			name: "a controller that asks IMDS exits, unless the runtime refuses it first; in the order the kubelet starts containers",
+			spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{{Name: "wait", Resources: resources("cpu=100m", "cpu=500m")}},
+				Containers: []corev1.Container{
+					{Name: "controller", Image: "public.ecr.aws/appmesh/appmesh-controller:v1.12.3", Resources: resources("cpu=100m", "cpu=1")},
+					{Name: "mesh", Image: "public.ecr.aws/appmesh/appmesh-controller:v1.12.3"},
+				},
+			},
+			size: quarter,
+			want: []string{
+				`initContainers[0].resources.limits.cpu: container "wait" has a CPU limit of 500m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
+				`containers[0].resources.limits.cpu: container "controller" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
+				`containers[1].image: container "mesh" runs the AWS App Mesh controller, which asks the instance metadata service for the region (--aws-region), and Fargate has none`,
 			},
 			quota: `failed to write "50000"`,
 		},
@@ -91,6 +108,12 @@ func TestStartFailures(t *testing.T) {
 			}
 			if tt.quota != "" && !strings.Contains(fs[0].Error, tt.quota) {
 				t.Errorf("error %q, want it to say %q", fs[0].Error, tt.quota)
+			}
+			for _, f := range fs {
+				limit := f.Kind == StartLimit
+				if limit != (f.Reason == "StartError" && f.ExitCode == 128 && f.Error != "") || !limit && (f.Kind != StartMetadata || f.Reason != "Error" || f.ExitCode != 1 || f.Error != "") {
+					t.Errorf("%s: kind %s ends %s (%d) with %q", f.Container, f.Kind, f.Reason, f.ExitCode, f.Error)
+				}
 			}
 		})
 	}

@@ -669,11 +669,14 @@ func (v *view) crashLooping(w *Workload, s fargate.Settings) []rules.Finding {
 		example.Name, how, plural(int(example.RestartCount), "time"))
 	f := finding(CrashLooping, w.Object.Ref, "", "%s", msg)
 	if cause != nil {
-		f.Message += "; the cause: " + cause.Detail + ", which Fargate does not start (FG025): set the request equal to the limit"
+		f.Message += fmt.Sprintf("; the cause: %s (%s)", cause.Detail, startRules[cause.Kind])
 		f.Severity = rules.Blocker
 	}
 	return []rules.Finding{f}
 }
+
+// startRules are the check rules that report each kind of start failure.
+var startRules = map[fargate.StartFailureKind]string{fargate.StartLimit: "FG025", fargate.StartMetadata: "FG027"}
 
 // looping returns the status of the first container (init containers
 // first) of a pod that waits to be restarted; nil when none does.

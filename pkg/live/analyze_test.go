@@ -795,7 +795,7 @@ func TestCrashLooping(t *testing.T) {
 			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", flux...), webPod(rs, "web-2", flux...)}, dep, rs),
 			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{
 				`2 pods do not run: container "app" waiting in CrashLoopBackOff, last ended with StartError (exit code 128), restarted 3 times`,
-				`the cause: container "app" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB)`},
+				`the cause: container "app" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses (FG025)`},
 				excludes: []string{"cfs_quota_us"}}},
 		},
 		{
@@ -803,6 +803,15 @@ func TestCrashLooping(t *testing.T) {
 			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), requests("100m", "64Mi"), cpuLimit("500m"),
 				crashing("RunContainerError", "StartError", startErr))}, dep, rs),
 			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{"1 pod does not run", "RunContainerError", "a CPU limit of 500m"}}},
+		},
+		{
+			name: "a controller that asks IMDS: the cause named, a blocker",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), func(p *corev1.Pod) {
+				p.Spec.Containers[0].Image = "public.ecr.aws/eks/aws-load-balancer-controller:v2.8.1"
+			}, crashing("CrashLoopBackOff", "Error", ""))}, dep, rs),
+			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{
+				`last ended with Error (exit code 128), restarted 3 times; the cause: container "app" runs the AWS Load Balancer Controller, ` +
+					`which asks the instance metadata service for the VPC ID (--aws-vpc-id or --aws-vpc-tags), and Fargate has none (FG027)`}}},
 		},
 		{
 			name: "an application that exits: a warning quoting how it ended",

@@ -109,11 +109,12 @@ var (
 		Doc: "A pod admitted and placed can still fail: a container that cannot be created or started, or that exits, " +
 			"is restarted with a growing back-off (CrashLoopBackOff, RunContainerError, CreateContainerError). The finding " +
 			"counts such pods and quotes how the container last ended. On Fargate it names the cause where Fargate is " +
-			"one: a CPU limit above the vCPU the pod was provisioned with (its CapacityProvisioned annotation) stops the " +
-			"container at every start (FG025); the finding is then a blocker.",
-		Remediation: "Where the finding names a limit above the pod's size, set the container's request equal to its " +
-			"limit (or lower the limit) and let the workload roll out. Otherwise read the container's logs " +
-			"(`kubectl logs --previous`) and its events.",
+			"one, and is then a blocker: a CPU limit above the vCPU the pod was provisioned with (its CapacityProvisioned " +
+			"annotation) stops the container at every start (FG025); a controller that asks the instance metadata service " +
+			"for what it is not told exits (FG027).",
+		Remediation: "Where the finding names a cause, fix it as its FG rule says: set the container's request equal to its " +
+			"limit (or lower the limit), or give the controller the flag or variable named, and let the workload roll out. " +
+			"Otherwise read the container's logs (`kubectl logs --previous`) and its events.",
 	}
 )
 

@@ -146,6 +146,20 @@ func states(statuses []corev1.ContainerStatus) []string {
 	return out
 }
 
+// markedPod is a Pending pod bound to a Fargate node, with the containers
+// app and proxy, the init containers named, and the annotations with which
+// fargate-scheduler marks it for a stage.
+func markedPod(annotations map[string]string, policy corev1.RestartPolicy, init ...string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "u1", CreationTimestamp: metav1.Now(), Annotations: annotations},
+		Spec: corev1.PodSpec{NodeName: "fargate-ip-10-0-1-10.ec2.internal", RestartPolicy: policy,
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "proxy", Image: "envoy"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	for _, name := range init {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: name, Image: name + ":1"})
+	}
+	return p
+}
+
 // TestStatusTemplate: the container that does not pull waits in
 // ErrImagePull with the scheduler's message, then (the statuses written) in
 // ImagePullBackOff; the others run, completed or wait for the init
@@ -153,14 +167,7 @@ func states(statuses []corev1.ContainerStatus) []string {
 func TestStatusTemplate(t *testing.T) {
 	const pullErr = `rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/nginx:1.27": dial tcp: i/o timeout`
 	newPod := func(failing string, init ...string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", CreationTimestamp: metav1.Now(),
-			Annotations: map[string]string{"fargatekit.io/image-pull-container": failing, "fargatekit.io/image-pull-error": pullErr}},
-			Spec:   corev1.PodSpec{NodeName: "fargate-ip-10-0-1-10.ec2.internal", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "proxy", Image: "envoy"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodPending}}
-		for _, name := range init {
-			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: name, Image: name + ":1"})
-		}
-		return p
+		return markedPod(map[string]string{"fargatekit.io/image-pull-container": failing, "fargatekit.io/image-pull-error": pullErr}, "", init...)
 	}
 	tests := []struct {
 		name        string
@@ -224,15 +231,7 @@ func TestStatusTemplate(t *testing.T) {
 func TestStartFailureTemplate(t *testing.T) {
 	const startErr = `failed to create containerd task: ... cpu.cfs_quota_us: invalid argument: unknown`
 	newPod := func(failing string, policy corev1.RestartPolicy, init ...string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "u1", CreationTimestamp: metav1.Now(),
-			Annotations: map[string]string{"fargatekit.io/start-failure-container": failing, "fargatekit.io/start-failure-error": startErr}},
-			Spec: corev1.PodSpec{NodeName: "fargate-ip-10-0-1-10.ec2.internal", RestartPolicy: policy,
-				Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}, {Name: "proxy", Image: "envoy"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodPending}}
-		for _, name := range init {
-			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: name, Image: name + ":1"})
-		}
-		return p
+		return markedPod(map[string]string{"fargatekit.io/start-failure-container": failing, "fargatekit.io/start-failure-error": startErr}, policy, init...)
 	}
 	tests := []struct {
 		name         string
@@ -252,6 +251,12 @@ func TestStartFailureTemplate(t *testing.T) {
 		{name: "never restarted", pod: newPod("setup", corev1.RestartPolicyNever, "setup"),
 			init: []string{"setup=StartError"}, apps: []string{"app=PodInitializing ", "proxy=PodInitializing "},
 			phase: corev1.PodFailed},
+		{name: "a container that exits", pod: func() *corev1.Pod {
+			p := newPod("app", corev1.RestartPolicyAlways)
+			p.Annotations["fargatekit.io/start-failure-error"], p.Annotations["fargatekit.io/start-failure-exit-code"] = "", "1"
+			return p
+		}(), apps: []string{"app=Error", "proxy=running"}, phase: corev1.PodRunning, later: corev1.PodRunning,
+			backoff: "app=CrashLoopBackOff back-off 10s restarting failed container=app pod=web_apps(u1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,9 +268,13 @@ func TestStartFailureTemplate(t *testing.T) {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
 			for _, st := range append(status.InitContainerStatuses, status.ContainerStatuses...) {
-				if st.State.Terminated != nil && st.State.Terminated.Reason == "StartError" &&
-					(st.State.Terminated.Message != startErr || st.State.Terminated.ExitCode != 128) {
-					t.Errorf("%s: terminated %+v", st.Name, st.State.Terminated)
+				term := st.State.Terminated
+				switch {
+				case term == nil:
+				case term.Reason == "StartError" && (term.Message != startErr || term.ExitCode != 128 || term.StartedAt.Unix() != 0):
+					t.Errorf("%s: the runtime's refusal: terminated %+v", st.Name, term)
+				case term.Reason == "Error" && (term.Message != "" || term.ExitCode != 1 || term.StartedAt.IsZero() || term.StartedAt.Unix() == 0):
+					t.Errorf("%s: an exit: terminated %+v", st.Name, term)
 				}
 			}
 			var ready corev1.ConditionStatus
@@ -286,7 +295,7 @@ func TestStartFailureTemplate(t *testing.T) {
 			for _, st := range append(again.InitContainerStatuses, again.ContainerStatuses...) {
 				if st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" {
 					backoff = append(backoff, st.Name+"="+st.State.Waiting.Reason+" "+st.State.Waiting.Message)
-					if st.RestartCount != 1 || st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.Message != startErr {
+					if last := st.LastTerminationState.Terminated; st.RestartCount != 1 || last == nil || last.Reason == "StartError" && last.Message != startErr || last.Reason == "Error" && last.ExitCode != 1 {
 						t.Errorf("%s backing off: restarts %d, last state %+v", st.Name, st.RestartCount, st.LastTerminationState)
 					}
 				}

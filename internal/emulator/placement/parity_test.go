@@ -29,7 +29,7 @@ import (
 // Fargate, under which profile, and for which rules' reasons Fargate refuses
 // it: a refusing finding (a blocker of a rule with a Refusal) means a
 // refusal, and a refusal means such a finding. Of a pod Fargate runs, they
-// agree on whether a container does not start (FG025). No control plane is needed:
+// agree on whether a container does not get going (FG025, FG027). No control plane is needed:
 // the emulator's decisions are pure functions (Webhook.Mutate, Decide).
 
 // outcome is what one side says of a pod.
@@ -38,8 +38,9 @@ type outcome struct {
 	Profile string
 	// Refused are the IDs of the rules whose reasons refuse the pod, sorted.
 	Refused []string
-	// NoStart is true when a container of the pod, placed, does not start:
-	// check reports FG025, the emulator fails the container.
+	// NoStart is true when a container of the pod, placed, does not get
+	// going: check reports FG025 or a blocker of FG027, the emulator fails
+	// the container.
 	NoStart bool
 }
 
@@ -80,7 +81,8 @@ func checkSide(ctx *rules.Context, objs []*object.Object) []outcome {
 		}
 		slices.Sort(out[i].Refused)
 		for _, f := range res.Findings {
-			if f.Object == o.Ref && f.Source.File == o.Source.File && f.Rule == compat.LimitAboveSize && len(out[i].Refused) == 0 {
+			if f.Object == o.Ref && f.Source.File == o.Source.File && len(out[i].Refused) == 0 &&
+				(f.Rule == compat.LimitAboveSize || f.Rule == compat.InstanceMetadata && f.Severity == rules.Blocker) {
 				out[i].NoStart = true
 			}
 		}

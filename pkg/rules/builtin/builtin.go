@@ -38,6 +38,7 @@ func Rules() []*rules.Rule {
 		compat.Oversize,
 		compat.LimitAboveSize,
 		compat.LimitsDiffer,
+		compat.InstanceMetadata,
 		compat.LoadBalancerInstanceTarget,
 		compat.IngressInstanceTarget,
 		compat.NodePortService,

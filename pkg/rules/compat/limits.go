@@ -27,7 +27,9 @@ var LimitAboveSize = &rules.Rule{
 		}
 		var out []rules.Finding
 		for _, f := range fargate.StartFailures(&obj.Pod.Template.Spec, w.Sizing.Provisioned, ctx.Settings) {
-			out = append(out, rules.At(obj, obj.Pod.SpecPath(f.Field), "%s: it does not start%s", f.Detail, rules.Where(w)))
+			if f.Kind == fargate.StartLimit { // FG027 reports the others
+				out = append(out, rules.At(obj, obj.Pod.SpecPath(f.Field), "%s: the container does not start%s", f.Detail, rules.Where(w)))
+			}
 		}
 		return out
 	}),
