@@ -215,7 +215,8 @@ func (c *cluster) waiting(ns, app, message string) error {
 // created before it, AZ by AZ, through the Eviction API. A Deployment
 // without a budget has its pods replaced; the pod of one whose
 // PodDisruptionBudget allows no disruption runs on, gets EKS's scheduled
-// termination event, and is deleted at the time it gives and replaced.
+// termination event, and is deleted at the time it gives and replaced, as
+// scan's FG033 warned beforehand.
 func TestIntegrationFargatePatch(t *testing.T) {
 	t.Parallel()
 	c := start(t, "spread")
@@ -237,6 +238,10 @@ func TestIntegrationFargatePatch(t *testing.T) {
 		}
 		return err
 	})
+	// scan warns of the budget (FG033) before the patch proves it right.
+	if r, _ := c.scan(env); len(r.find("FG033", "PodDisruptionBudget", "plain", "held")) != 1 {
+		t.Errorf("scan's FG033 on the budget that allows no disruption: findings %v", r.rules())
+	}
 	free, held := podNames(t, c, "plain", "free"), podNames(t, c, "plain", "held")[0]
 
 	out, errOut, code := c.fargatekit(env, "emulator", "fault", "fargate-patch", "--grace", "15s", "--retry", "3s", "--state-dir", c.state)

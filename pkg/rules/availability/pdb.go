@@ -1,10 +1,14 @@
 package availability
 
 import (
+	"strings"
+
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/fargatekit/fargatekit/pkg/object"
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
@@ -27,21 +31,9 @@ var MissingPDB = &rules.Rule{
 		}
 		var budgets []budget
 		for _, o := range c.Objects["PodDisruptionBudget"] {
-			pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget)
-			if !ok {
-				continue
+			if _, sel, ok := budgetOf(o); ok {
+				budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 			}
-			// A missing selector selects no pods. An empty one ({}) selects
-			// every pod of the namespace in policy/v1 and none in v1beta1.
-			sel := labels.Nothing()
-			if s := pdb.Spec.Selector; s != nil && (o.Ref.APIVersion != "policy/v1beta1" || len(s.MatchLabels)+len(s.MatchExpressions) > 0) {
-				parsed, err := metav1.LabelSelectorAsSelector(s)
-				if err != nil {
-					continue
-				}
-				sel = parsed
-			}
-			budgets = append(budgets, budget{ns: ctx.NamespaceOf(o.Ref), sel: sel})
 		}
 		covered := make([]bool, c.Workloads.Len()) // by workload number
 		for _, b := range budgets {
@@ -60,4 +52,74 @@ var MissingPDB = &rules.Rule{
 			}
 		}
 	},
+}
+
+// PDBBlocksPatching flags PodDisruptionBudgets that allow no disruption of
+// the Fargate pods they select.
+var PDBBlocksPatching = &rules.Rule{
+	ID: "FG033", Name: "pdb-blocks-fargate-patching", Category: rules.CategoryAvailability, Severity: rules.Warning,
+	Summary: "A PodDisruptionBudget allows no disruption of Fargate pods: Fargate patching deletes them anyway.",
+	Doc: "EKS patches Fargate by evicting pods through the Eviction API, honouring PodDisruptionBudgets. A budget that " +
+		"allows no disruption (`maxUnavailable: 0`, `minAvailable: 100%`, or a `minAvailable` equal to the replicas) " +
+		"refuses every eviction: EKS then sends an \"EKS Fargate Pod Scheduled Termination\" event and deletes the pods " +
+		"at the date it gives, all of them, however the budget is set (EKS user guide, \"Fargate OS patching\": a " +
+		"budget's minimum availability must be below 100%). The emulator rehearses it (`fargatekit emulator fault " +
+		"fargate-patch`). The rule reads the budgets in the input against the Fargate workloads they select, with " +
+		"their replicas as written (a HorizontalPodAutoscaler may change them).",
+	Remediation: "Let one pod go at a time: `maxUnavailable: 1`, or a `minAvailable` below the replicas. Or restart the " +
+		"pods yourself before the date EKS gives, which avoids its deletion.",
+	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
+		for _, o := range c.Objects["PodDisruptionBudget"] {
+			pdb, sel, ok := budgetOf(o)
+			if !ok {
+				continue
+			}
+			replicas, names := 0, []string{}
+			for _, w := range c.Selected(ctx.NamespaceOf(o.Ref), sel) {
+				if w.Placement.Fargate && longRunning[w.Ref.Kind] {
+					replicas += w.Replicas
+					names = append(names, w.Ref.Kind+"/"+w.Ref.Name)
+				}
+			}
+			if replicas == 0 {
+				continue
+			}
+			// As the disruption controller reads them: percentages of the
+			// replicas, rounded up.
+			path, field := "spec.minAvailable", pdb.Spec.MinAvailable
+			if pdb.Spec.MaxUnavailable != nil {
+				path, field = "spec.maxUnavailable", pdb.Spec.MaxUnavailable
+			}
+			if field == nil {
+				continue
+			}
+			n, err := intstr.GetScaledValueFromIntOrPercent(field, replicas, true)
+			if err != nil || (path == "spec.maxUnavailable" && n > 0) || (path == "spec.minAvailable" && n < replicas) {
+				continue
+			}
+			why := strings.TrimPrefix(path, "spec.") + ": " + field.String()
+			report(rules.At(o, path, "%s leaves none of the %d Fargate pods of %s free to go: Fargate patching cannot evict them, and EKS deletes them at the date it gives anyway",
+				why, replicas, strings.Join(names, ", ")))
+		}
+	},
+}
+
+// budgetOf returns a PodDisruptionBudget and the pods it selects: a
+// missing selector selects none; an empty one ({}) every pod of the
+// namespace in policy/v1 and none in v1beta1. ok is false for an object
+// that is no budget or whose selector does not parse.
+func budgetOf(o *object.Object) (*policyv1.PodDisruptionBudget, labels.Selector, bool) {
+	pdb, ok := o.Typed.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return nil, nil, false
+	}
+	sel := labels.Nothing()
+	if s := pdb.Spec.Selector; s != nil && (o.Ref.APIVersion != "policy/v1beta1" || len(s.MatchLabels)+len(s.MatchExpressions) > 0) {
+		parsed, err := metav1.LabelSelectorAsSelector(s)
+		if err != nil {
+			return nil, nil, false
+		}
+		sel = parsed
+	}
+	return pdb, sel, true
 }

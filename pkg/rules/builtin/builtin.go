@@ -51,6 +51,7 @@ func Rules() []*rules.Rule {
 		availability.AffinityIgnored,
 		availability.TopologySpreadIgnored,
 		availability.MissingPDB,
+		availability.PDBBlocksPatching,
 		cost.JobTTL,
 		cost.NoRequests,
 		cost.RoundingWaste,
