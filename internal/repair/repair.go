@@ -17,6 +17,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/fargate"
 	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
+	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
 // Drift is a workload whose pods run off Fargate although a profile
@@ -32,14 +33,21 @@ type Drift struct {
 // (namespace, kind, name), which is the order Run repairs them in.
 func Drifted(snap *live.Snapshot) []Drift {
 	res := live.Analyze(snap, live.Options{})
+	return DriftsOf(res.Workloads, res.Findings)
+}
+
+// DriftsOf returns the drifts an analysis found: the workloads of its
+// LV001 findings, with their commands. A finding about a workload the
+// analysis does not list (a filtered report) is left out.
+func DriftsOf(workloads []live.WorkloadState, findings []rules.Finding) []Drift {
 	byRef := map[object.Ref]*live.Workload{}
-	for _, st := range res.Workloads {
+	for _, st := range workloads {
 		byRef[st.Workload.Object.Ref] = st.Workload
 	}
 	var out []Drift
-	for _, f := range res.Findings {
-		if f.Rule == live.Drift {
-			out = append(out, Drift{Workload: byRef[f.Object], Command: f.Details[live.FixDetail]})
+	for _, f := range findings {
+		if w := byRef[f.Object]; w != nil && f.Rule != nil && f.Rule.ID == live.Drift.ID {
+			out = append(out, Drift{Workload: w, Command: f.Details[live.FixDetail]})
 		}
 	}
 	return out

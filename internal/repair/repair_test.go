@@ -593,6 +593,18 @@ func TestDrifted(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("drifted (-want +got):\n%s", diff)
 	}
+	// Of an analysis whose workloads were filtered, only the drifts of those
+	// it lists.
+	res := live.Analyze(snap, live.Options{})
+	var kept []live.WorkloadState
+	for _, st := range res.Workloads {
+		if st.Workload.Object.Ref.Namespace == "b" {
+			kept = append(kept, st)
+		}
+	}
+	if ds := DriftsOf(kept, res.Findings); len(ds) != 1 || ds[0].Workload.Object.Ref.String() != "Deployment/b/web" {
+		t.Errorf("drifts of the workloads of namespace b: %v", ds)
+	}
 }
 
 // TestRunAllowRecreate: with AllowRecreate, a Recreate Deployment is

@@ -16,7 +16,6 @@ import (
 	"github.com/fargatekit/fargatekit/internal/repair"
 	"github.com/fargatekit/fargatekit/internal/report"
 	"github.com/fargatekit/fargatekit/pkg/fargate"
-	"github.com/fargatekit/fargatekit/pkg/live"
 	"github.com/fargatekit/fargatekit/pkg/object"
 )
 
@@ -107,17 +106,7 @@ func drifts(rep *report.Report) []repair.Drift {
 	if rep.Cluster.Analysis == nil {
 		return nil
 	}
-	workloads := map[object.Ref]*live.Workload{}
-	for _, st := range rep.Cluster.Analysis.Workloads {
-		workloads[st.Workload.Object.Ref] = st.Workload
-	}
-	var out []repair.Drift
-	for _, f := range rep.Findings {
-		if w := workloads[f.Object]; w != nil && f.Rule.ID == live.Drift.ID {
-			out = append(out, repair.Drift{Workload: w, Command: f.Details[live.FixDetail]})
-		}
-	}
-	return out
+	return repair.DriftsOf(rep.Cluster.Analysis.Workloads, rep.Findings)
 }
 
 // offer takes an analysis' drifts and starts the repair of the first one
