@@ -333,3 +333,17 @@ func (s Sizing) Requested() string {
 	return strconv.FormatFloat(float64(s.RequestedMilliCPU)/1000, 'f', -1, 64) + " vCPU and " +
 		strconv.FormatFloat(float64(s.RequestedMemoryMiB)/1024, 'f', 2, 64) + " GB"
 }
+
+// EmptyDirMiB returns the sum of the sizeLimits of a pod's emptyDir
+// volumes on disk (not medium Memory, which counts as memory): what they
+// may hold of the pod's ephemeral storage before the kubelet evicts the
+// pod. An emptyDir without a sizeLimit is not counted.
+func EmptyDirMiB(spec *corev1.PodSpec) int64 {
+	var mib int64
+	for _, v := range spec.Volumes {
+		if e := v.EmptyDir; e != nil && e.Medium != corev1.StorageMediumMemory && e.SizeLimit != nil {
+			mib += min(ceilMiB(e.SizeLimit), tooLarge)
+		}
+	}
+	return mib
+}

@@ -39,6 +39,7 @@ func Rules() []*rules.Rule {
 		compat.LimitAboveSize,
 		compat.LimitsDiffer,
 		compat.InstanceMetadata,
+		compat.EphemeralStorage,
 		compat.LoadBalancerInstanceTarget,
 		compat.IngressInstanceTarget,
 		compat.NodePortService,
