@@ -882,7 +882,7 @@ func TestIntegrationStartFailure(t *testing.T) {
 	}
 	msgs = r.find("LV012", "Deployment", "apps", "lbc")
 	if len(msgs) != 1 || !strings.Contains(msgs[0], `last ended with Error (exit code 1)`) ||
-		!strings.Contains(msgs[0], `the cause: container "lbc" runs the AWS Load Balancer Controller, which asks the instance metadata service for the VPC ID`) {
+		!strings.Contains(msgs[0], `the cause: container "lbc" (AWS Load Balancer Controller) asks the instance metadata service for the VPC ID`) {
 		t.Errorf("scan's LV012 of lbc: %q", msgs)
 	}
 	if len(r.find("FG025", "Deployment", "apps", "flux")) != 1 || len(r.find("FG027", "Deployment", "apps", "lbc")) != 1 {

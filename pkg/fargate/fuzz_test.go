@@ -2,6 +2,7 @@ package fargate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,13 +205,18 @@ func FuzzRequests(f *testing.F) {
 		}
 		// A limit that stands in for a missing request is part of the
 		// pod's size: only a limit above its own request fails to start.
-		if size := SizePod(spec); size.Fits {
+		withInit := &corev1.PodSpec{InitContainers: []corev1.Container{{Name: "i", Resources: a}}, Containers: []corev1.Container{{Name: "b", Resources: b}}}
+		for _, spec := range []*corev1.PodSpec{spec, withInit} {
+			size := SizePod(spec)
+			if !size.Fits {
+				continue
+			}
 			for _, f := range StartFailures(spec, size.Provisioned, Settings{FailMemoryLimitAboveSize: true}) {
 				res := corev1.ResourceCPU
 				if strings.HasSuffix(f.Field, "memory") {
 					res = corev1.ResourceMemory
 				}
-				for _, c := range spec.Containers {
+				for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 					if _, ok := c.Resources.Requests[res]; c.Name == f.Container && !ok {
 						t.Errorf("%s fails at %s without a %s request: %s", f.Container, size.Provisioned, res, f.Detail)
 					}

@@ -76,6 +76,11 @@ func mustMetadataClients(data []byte) []MetadataClient {
 // IPv4 and IPv6, which Fargate pods cannot reach.
 var MetadataAddresses = []string{"169.254.169.254", "fd00:ec2::254"}
 
+// metadataURLs are the forms in which a value reaches for IMDS: a URL's
+// host. A bare address is as likely to keep IMDS out (a NO_PROXY list, an
+// iptables rule that drops it).
+var metadataURLs = map[string]string{"://169.254.169.254": "169.254.169.254", "[fd00:ec2::254]": "fd00:ec2::254"}
+
 // MetadataUse is a container that needs what Fargate does not have: a
 // known controller not told what it would ask IMDS for, or a container
 // that names an IMDS address.
@@ -138,7 +143,7 @@ func (u MetadataUse) Detail() string {
 			missing = append(missing, n.What+" (an image from "+u.Client.FixedIn+" on asks the cluster instead)")
 		}
 	}
-	return fmt.Sprintf("container %q runs the %s, which asks the instance metadata service for %s, and Fargate has none",
+	return fmt.Sprintf("container %q (%s) asks the instance metadata service for %s, and Fargate has none",
 		u.Container, u.Client.Name, strings.Join(missing, " and "))
 }
 
@@ -164,6 +169,9 @@ func metadataClient(image string) (*MetadataClient, bool) {
 			if !strings.HasPrefix(v, "v") {
 				v = "v" + v
 			}
+			if strings.HasPrefix(semver.Prerelease(v), "-eks") {
+				v = strings.TrimSuffix(v, semver.Prerelease(v)) // an EKS add-on build of the release, not a pre-release
+			}
 			// An unknown tag (latest, a digest) is taken as fixed: no
 			// finding without evidence.
 			if !semver.IsValid(v) || semver.Compare(v, cl.FixedIn) >= 0 {
@@ -184,9 +192,11 @@ func told(c *corev1.Container, n MetadataNeed, s Settings) bool {
 	if n.RegionEnv && s.IRSAInjectsRegion() {
 		return true
 	}
-	for _, arg := range slices.Concat(c.Command, c.Args) {
+	args := slices.Concat(c.Command, c.Args)
+	for i, arg := range args {
 		for _, f := range n.Flags {
-			if arg == f || (strings.HasPrefix(arg, f+"=") && len(arg) > len(f)+1) {
+			valued := i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
+			if (arg == f && valued) || (strings.HasPrefix(arg, f+"=") && len(arg) > len(f)+1) {
 				return true
 			}
 		}
@@ -199,19 +209,25 @@ func told(c *corev1.Container, n MetadataNeed, s Settings) bool {
 	return len(n.Env) > 0 && len(c.EnvFrom) > 0
 }
 
-// addressUses returns the fields of a container that name an IMDS address.
+// addressUses returns the fields of a container that reach for an IMDS
+// address: a URL with it as host. Proxy variables are left out: they list
+// addresses to keep away from the proxy.
 func addressUses(c specContainer) []MetadataUse {
 	var out []MetadataUse
 	add := func(field, value string) {
 		for _, a := range MetadataAddresses {
-			if strings.Contains(value, a) {
-				out = append(out, MetadataUse{Container: c.Name, Init: c.init, Field: c.field(field), Address: a})
-				return
+			for form, addr := range metadataURLs {
+				if addr == a && strings.Contains(value, form) {
+					out = append(out, MetadataUse{Container: c.Name, Init: c.init, Field: c.field(field), Address: a})
+					return
+				}
 			}
 		}
 	}
 	for i, e := range c.Env {
-		add(fmt.Sprintf("env[%d].value", i), e.Value)
+		if !strings.HasSuffix(strings.ToUpper(e.Name), "_PROXY") {
+			add(fmt.Sprintf("env[%d].value", i), e.Value)
+		}
 	}
 	for i, a := range c.Command {
 		add(fmt.Sprintf("command[%d]", i), a)

@@ -73,7 +73,7 @@ func StartFailures(spec *corev1.PodSpec, size Size, s Settings) []StartFailure {
 		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && s.FailMemoryLimitAboveSize && ceilMiB(&q) > size.MemoryMiB {
 			refused = append(refused, StartFailure{
 				Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"), ExitCode: 128, Reason: "StartError",
-				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s), which the kernel refuses",
+				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s), which memoryLimitAboveSizeFails takes to stop it",
 					c.Name, q.String(), size.MemoryGB(), size),
 				Error: runcError(fmt.Sprint(q.Value()), c.Name, "memory", "memory.limit_in_bytes"),
 			})

@@ -60,7 +60,7 @@ func TestStartFailures(t *testing.T) {
 			settings: memoryFails,
 			want: []string{
 				`initContainers[0].resources.limits.cpu: container "wait" has a CPU limit of 500m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
-				`containers[0].resources.limits.memory: container "app" has a memory limit of 1Gi, above the 0.5 GB Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
+				`containers[0].resources.limits.memory: container "app" has a memory limit of 1Gi, above the 0.5 GB Fargate provisions for the pod (0.25vCPU 0.5GB), which memoryLimitAboveSizeFails takes to stop it`,
 			},
 			quota: `failed to write "50000"`,
 		},
@@ -77,7 +77,7 @@ func TestStartFailures(t *testing.T) {
 			want: []string{
 				`initContainers[0].resources.limits.cpu: container "wait" has a CPU limit of 500m, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
 				`containers[0].resources.limits.cpu: container "controller" has a CPU limit of 1, above the 0.25 vCPU Fargate provisions for the pod (0.25vCPU 0.5GB), which the kernel refuses`,
-				`containers[1].image: container "mesh" runs the AWS App Mesh controller, which asks the instance metadata service for the region (--aws-region), and Fargate has none`,
+				`containers[1].image: container "mesh" (AWS App Mesh controller) asks the instance metadata service for the region (--aws-region), and Fargate has none`,
 			},
 			quota: `failed to write "50000"`,
 		},

@@ -631,14 +631,15 @@ func surge(o *object.Object, replicas int) int {
 // backs off restarting it.
 var crashLoopReasons = map[string]bool{"CrashLoopBackOff": true, "RunContainerError": true, "CreateContainerError": true}
 
-// crashLooping: bound pods with a container waiting to be restarted, and
-// on Fargate the limit that stops it (fargate.StartFailures).
+// crashLooping: pods on Fargate with a container waiting to be restarted,
+// or that the runtime could not start (a pod that never restarts fails
+// so), and what of Fargate stops it (fargate.StartFailures).
 func (v *view) crashLooping(w *Workload, s fargate.Settings) []rules.Finding {
 	var n int
 	var example *corev1.ContainerStatus
 	var cause *fargate.StartFailure
 	for _, p := range w.Pods {
-		if !Alive(p) || p.Spec.NodeName == "" {
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || !v.onFargate(p) {
 			continue
 		}
 		st := looping(p)
@@ -658,15 +659,27 @@ func (v *view) crashLooping(w *Workload, s fargate.Settings) []rules.Finding {
 	if n == 0 {
 		return nil
 	}
-	how := "waiting in " + example.State.Waiting.Reason
-	if t := example.LastTerminationState.Terminated; t != nil {
-		how += fmt.Sprintf(", last ended with %s (exit code %d)", cmp.Or(t.Reason, "an error"), t.ExitCode)
-		if cause == nil && t.Message != "" {
-			how += ": " + truncate(t.Message, 240)
-		}
+	var how []string
+	last := example.LastTerminationState.Terminated
+	if example.State.Waiting != nil {
+		how = append(how, "waiting in "+example.State.Waiting.Reason)
+	} else {
+		last = example.State.Terminated // StartError, not restarted
 	}
-	msg := fmt.Sprintf("%s: container %q %s, restarted %s", plural(n, "pod does not run", "pods do not run"),
-		example.Name, how, plural(int(example.RestartCount), "time"))
+	if last != nil {
+		ended := fmt.Sprintf("ended with %s (exit code %d)", cmp.Or(last.Reason, "an error"), last.ExitCode)
+		if example.State.Waiting != nil {
+			ended = "last " + ended
+		}
+		if cause == nil && last.Message != "" {
+			ended += ": " + truncate(last.Message, 240)
+		}
+		how = append(how, ended)
+	}
+	if example.RestartCount > 0 {
+		how = append(how, "restarted "+plural(int(example.RestartCount), "time"))
+	}
+	msg := fmt.Sprintf("%s: container %q %s", plural(n, "pod does not run", "pods do not run"), example.Name, strings.Join(how, ", "))
 	f := finding(CrashLooping, w.Object.Ref, "", "%s", msg)
 	if cause != nil {
 		f.Message += fmt.Sprintf("; the cause: %s (%s)", cause.Detail, startRules[cause.Kind])
@@ -679,17 +692,30 @@ func (v *view) crashLooping(w *Workload, s fargate.Settings) []rules.Finding {
 var startRules = map[fargate.StartFailureKind]string{fargate.StartLimit: "FG025", fargate.StartMetadata: "FG027"}
 
 // looping returns the status of the first container (init containers
-// first) of a pod that waits to be restarted; nil when none does.
+// first) of a pod that waits to be restarted, or that the runtime could
+// not start; nil when none.
 func looping(p *corev1.Pod) *corev1.ContainerStatus {
 	for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 		for i := range list {
-			if w := list[i].State.Waiting; w != nil && crashLoopReasons[w.Reason] {
+			if looped(&list[i]) {
 				return &list[i]
 			}
 		}
 	}
 	return nil
 }
+
+// looped reports whether a container waits to be restarted, or ended
+// because the runtime could not start it.
+func looped(s *corev1.ContainerStatus) bool {
+	if w := s.State.Waiting; w != nil {
+		return crashLoopReasons[w.Reason]
+	}
+	return s.State.Terminated != nil && s.State.Terminated.Reason == startError
+}
+
+// startError is the reason of a container the runtime could not start.
+const startError = "StartError"
 
 // startFailure returns why Fargate does not start a container of a pod on
 // Fargate, at the size it was provisioned with (else the one its requests

@@ -775,10 +775,14 @@ func TestCrashLooping(t *testing.T) {
 	// crashing makes the pod's app container wait in reason, having last
 	// ended with lastReason.
 	crashing := func(reason, lastReason, message string) podOpt {
+		code := int32(1)
+		if lastReason == "StartError" {
+			code = 128
+		}
 		return func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 3,
 				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "back-off 40s"}},
-				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: lastReason, ExitCode: 128, Message: message}}}}
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: lastReason, ExitCode: code, Message: message}}}}
 		}
 	}
 	cpuLimit := func(cpu string) podOpt {
@@ -810,20 +814,37 @@ func TestCrashLooping(t *testing.T) {
 				p.Spec.Containers[0].Image = "public.ecr.aws/eks/aws-load-balancer-controller:v2.8.1"
 			}, crashing("CrashLoopBackOff", "Error", ""))}, dep, rs),
 			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{
-				`last ended with Error (exit code 128), restarted 3 times; the cause: container "app" runs the AWS Load Balancer Controller, ` +
-					`which asks the instance metadata service for the VPC ID (--aws-vpc-id or --aws-vpc-tags), and Fargate has none (FG027)`}}},
+				`last ended with Error (exit code 1), restarted 3 times; the cause: container "app" (AWS Load Balancer Controller) ` +
+					`asks the instance metadata service for the VPC ID (--aws-vpc-id or --aws-vpc-tags), and Fargate has none (FG027)`}}},
 		},
 		{
 			name: "an application that exits: a warning quoting how it ended",
 			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), requests("1", "1Gi"), cpuLimit("1"),
 				crashing("CrashLoopBackOff", "Error", "panic: no DATABASE_URL"))}, dep, rs),
-			want: []want{{object: webRef, contains: []string{"last ended with Error (exit code 128): panic: no DATABASE_URL"}, excludes: []string{"the cause"}}},
+			want: []want{{object: webRef, contains: []string{"last ended with Error (exit code 1): panic: no DATABASE_URL"}, excludes: []string{"the cause"}}},
 		},
 		{
-			name: "the same limit on an EC2 node is not Fargate's doing",
+			name: "a pod that never restarts fails with StartError",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", append(flux[:4:4], func(p *corev1.Pod) {
+				p.Spec.RestartPolicy, p.Status.Phase = corev1.RestartPolicyNever, corev1.PodFailed
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128, Message: startErr}}}}
+			})...)}, dep, rs),
+			want: []want{{object: webRef, severity: rules.Blocker, contains: []string{
+				`1 pod does not run: container "app" ended with StartError (exit code 128); the cause: container "app" has a CPU limit of 1`}}},
+		},
+		{
+			name: "near miss: crash loops off Fargate are not Fargate's doing",
 			snap: snap(nil, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onNode("ip-10-0-1-1.ec2.internal"), requests("100m", "64Mi"), cpuLimit("1"),
 				crashing("CrashLoopBackOff", "Error", "exit"))}, dep, rs),
-			want: []want{{object: webRef, excludes: []string{"the cause"}}},
+		},
+		{
+			name: "near miss: a Job's pod that failed on its own",
+			snap: snap(shop, fgNodes(), []corev1.Pod{webPod(rs, "web-1", onFargate(fgA, "shop"), func(p *corev1.Pod) {
+				p.Status.Phase = corev1.PodFailed
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}}
+			})}, dep, rs),
 		},
 		{
 			name: "a long message is cut",

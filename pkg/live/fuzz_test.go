@@ -123,9 +123,13 @@ func fuzzSnapshot(ctl []byte, podNames, nodeNames, kubelets, sizes, version stri
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: pick(r, []string{"StartError", "Error", ""}),
 					ExitCode: int32(r.next()), Message: pick(r, []string{"", "failed to write \"100000\": invalid argument", "é" + strings.Repeat("x", 300)}), ContainerID: "containerd://1"}}},
 				{Name: "sidecar", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Time{Time: now}}}}}
-			if r.next()%3 == 0 {
+			switch r.next() % 3 {
+			case 0:
 				p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", RestartCount: 1,
 					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+			case 1: // not started, in a pod that is not restarted
+				p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", Image: "init:1",
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: pick(r, []string{"StartError", "Completed"}), ExitCode: 128, Message: "x"}}}}
 			}
 			p.Status.PodIP, p.Status.StartTime = "10.0.0.1", &metav1.Time{Time: now.Add(-time.Hour)}
 		}

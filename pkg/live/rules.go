@@ -105,13 +105,14 @@ var (
 	}
 	CrashLooping = &rules.Rule{
 		ID: "LV012", Name: "crash-looping", Category: rules.CategoryAvailability, Severity: rules.Warning,
-		Summary: "A workload's containers do not start or keep exiting: they wait in CrashLoopBackOff.",
+		Summary: "A workload's containers on Fargate do not start or keep exiting: they wait in CrashLoopBackOff.",
 		Doc: "A pod admitted and placed can still fail: a container that cannot be created or started, or that exits, " +
-			"is restarted with a growing back-off (CrashLoopBackOff, RunContainerError, CreateContainerError). The finding " +
-			"counts such pods and quotes how the container last ended. On Fargate it names the cause where Fargate is " +
-			"one, and is then a blocker: a CPU limit above the vCPU the pod was provisioned with (its CapacityProvisioned " +
-			"annotation) stops the container at every start (FG025); a controller that asks the instance metadata service " +
-			"for what it is not told exits (FG027).",
+			"is restarted with a growing back-off (CrashLoopBackOff, RunContainerError, CreateContainerError); one the " +
+			"runtime cannot start, in a pod that is not restarted, ends with StartError and the pod fails. The finding " +
+			"counts such pods on Fargate and quotes how the container last ended; crash loops on EC2 nodes are left to " +
+			"the alerts for them. It names the cause where Fargate is one, and is then a blocker: a CPU limit above the " +
+			"vCPU the pod was provisioned with (its CapacityProvisioned annotation) stops the container at every start " +
+			"(FG025); a controller that asks the instance metadata service for what it is not told exits (FG027).",
 		Remediation: "Where the finding names a cause, fix it as its FG rule says: set the container's request equal to its " +
 			"limit (or lower the limit), or give the controller the flag or variable named, and let the workload roll out. " +
 			"Otherwise read the container's logs (`kubectl logs --previous`) and its events.",

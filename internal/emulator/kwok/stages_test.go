@@ -240,7 +240,11 @@ func TestStartFailureTemplate(t *testing.T) {
 		phase, later corev1.PodPhase
 		backoff      string
 	}{
-		{name: "app container", pod: newPod("app", corev1.RestartPolicyAlways, "migrate"), init: []string{"migrate=Completed"},
+		{name: "app container, behind a sidecar", pod: func() *corev1.Pod {
+			p := newPod("app", corev1.RestartPolicyAlways, "migrate", "sidecar")
+			p.Spec.InitContainers[1].RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
+			return p
+		}(), init: []string{"migrate=Completed", "sidecar=running"},
 			apps: []string{"app=StartError", "proxy=running"}, phase: corev1.PodRunning, later: corev1.PodRunning,
 			backoff: "app=CrashLoopBackOff back-off 10s restarting failed container=app pod=web_apps(u1)"},
 		{name: "init container", pod: newPod("setup", corev1.RestartPolicyAlways, "migrate", "setup", "warm"),

@@ -25,8 +25,11 @@ const (
 
 // startAnnotations mark the pod for KWOK's start-failure stages.
 func startAnnotations(f fargate.StartFailure) map[string]string {
-	a := map[string]string{StartFailureContainerAnnotation: f.Container, StartFailureErrorAnnotation: f.Error}
-	if f.Reason != "StartError" {
+	a := map[string]string{StartFailureContainerAnnotation: f.Container}
+	if f.Error != "" {
+		a[StartFailureErrorAnnotation] = f.Error
+	}
+	if f.Kind != fargate.StartLimit { // the container ran, and exited
 		a[StartFailureExitCodeAnnotation] = fmt.Sprint(f.ExitCode)
 	}
 	return a

@@ -64,8 +64,9 @@ var PDBBlocksPatching = &rules.Rule{
 		"refuses every eviction: EKS then sends an \"EKS Fargate Pod Scheduled Termination\" event and deletes the pods " +
 		"at the date it gives, all of them, however the budget is set (EKS user guide, \"Fargate OS patching\": a " +
 		"budget's minimum availability must be below 100%). The emulator rehearses it (`fargatekit emulator fault " +
-		"fargate-patch`). The rule reads the budgets in the input against the Fargate workloads they select, with " +
-		"their replicas as written (a HorizontalPodAutoscaler may change them).",
+		"fargate-patch`). The rule reads the budgets in the input against the workloads they select, counting the " +
+		"replicas as written (a HorizontalPodAutoscaler may change them) of all of them, as the disruption controller " +
+		"counts every pod it selects, and fires when some run on Fargate.",
 	Remediation: "Let one pod go at a time: `maxUnavailable: 1`, or a `minAvailable` below the replicas. Or restart the " +
 		"pods yourself before the date EKS gives, which avoids its deletion.",
 	CheckCluster: func(ctx *rules.Context, c *rules.Cluster, report func(rules.Finding)) {
@@ -74,14 +75,15 @@ var PDBBlocksPatching = &rules.Rule{
 			if !ok {
 				continue
 			}
+			// The budget counts every pod it selects, wherever it runs.
 			replicas, names := 0, []string{}
 			for _, w := range c.Selected(ctx.NamespaceOf(o.Ref), sel) {
+				replicas += w.Replicas
 				if w.Placement.Fargate && longRunning[w.Ref.Kind] {
-					replicas += w.Replicas
 					names = append(names, w.Ref.Kind+"/"+w.Ref.Name)
 				}
 			}
-			if replicas == 0 {
+			if len(names) == 0 {
 				continue
 			}
 			// As the disruption controller reads them: percentages of the
@@ -98,7 +100,7 @@ var PDBBlocksPatching = &rules.Rule{
 				continue
 			}
 			why := strings.TrimPrefix(path, "spec.") + ": " + field.String()
-			report(rules.At(o, path, "%s leaves none of the %d Fargate pods of %s free to go: Fargate patching cannot evict them, and EKS deletes them at the date it gives anyway",
+			report(rules.At(o, path, "%s leaves none of the %d pods it selects free to go, those of %s on Fargate: Fargate patching cannot evict them, and EKS deletes them at the date it gives anyway",
 				why, replicas, strings.Join(names, ", ")))
 		}
 	},

@@ -37,7 +37,7 @@ func Rules() []*rules.Rule {
 		compat.Platform,
 		compat.Oversize,
 		compat.LimitAboveSize,
-		compat.LimitsDiffer,
+		compat.LimitsUnequal,
 		compat.InstanceMetadata,
 		compat.EphemeralStorage,
 		compat.LoadBalancerInstanceTarget,

@@ -30,15 +30,15 @@ var CoreDNSComputeType = &rules.Rule{
 			return nil
 		}
 		annotation := obj.Pod.MetadataPath(object.Key("annotations", fargate.ComputeTypeAnnotation))
-		switch d.Spec.Template.Annotations[fargate.ComputeTypeAnnotation] {
-		case "ec2":
-		case "fargate":
+		computeType := d.Spec.Template.Annotations[fargate.ComputeTypeAnnotation]
+		if computeType == "fargate" {
 			if ctx.Profiles == nil || fargate.Choose(ctx.Profiles, "kube-system", d.Spec.Template.Labels).Profile != nil {
 				return nil
 			}
 			return []rules.Finding{rules.At(obj, annotation, "the annotation does not send CoreDNS to Fargate and no Fargate "+
 				"profile matches its pods (namespace kube-system, labels %s): it runs on EC2 nodes, or without them stays Pending", labelList(d.Spec.Template.Labels))}
-		default:
+		}
+		if computeType != "ec2" {
 			return nil
 		}
 		why := "with no profiles given, a Fargate-only cluster is assumed"

@@ -13,12 +13,12 @@ import (
 // ephemeral storage Fargate gives them.
 var EphemeralStorage = &rules.Rule{
 	ID: "FG028", Name: "ephemeral-storage-short", Category: rules.CategoryFargate, Severity: rules.Warning,
-	Summary: "The pod's emptyDir volumes may hold more than the ephemeral storage Fargate gives it: it is evicted when they fill.",
+	Summary: "The pod's emptyDir volumes may hold all the ephemeral storage Fargate gives it, or more: it is evicted when they fill.",
 	Doc: "A Fargate pod has 20 GiB of ephemeral storage unless its containers request more with `ephemeral-storage` " +
 		"(Fargate then provisions the requests, plus 10% and 5 GiB, up to 175 GiB; EKS user guide, \"Fargate storage\"). " +
 		"emptyDir volumes on disk share it with the containers' writable layers and logs. When the sizeLimits of a " +
-		"pod's emptyDir volumes add up to more than the pod gets, the pod is evicted when they fill, although each stays " +
-		"within its limit. Memory-backed emptyDirs count as memory, not storage. Requests above 175 GiB are refused " +
+		"pod's emptyDir volumes add up to what the pod gets or more, the pod is evicted when they fill, although each " +
+		"stays within its limit. Memory-backed emptyDirs count as memory, not storage. Requests above 175 GiB are refused " +
 		"(FG016).",
 	Remediation: "Request `ephemeral-storage` on a container for what the volumes need (Fargate adds 10% and 5 GiB; " +
 		"storage above 20 GiB is billed), lower the sizeLimits, or use EFS for data that large.",
@@ -26,8 +26,10 @@ var EphemeralStorage = &rules.Rule{
 		if !w.Sizing.Fits {
 			return nil // FG016
 		}
+		// Volumes that may fill the whole storage leave none to the
+		// containers' writable layers and logs.
 		mib := fargate.EmptyDirMiB(&obj.Pod.Template.Spec)
-		if mib <= w.Sizing.EphemeralGiB*1024 {
+		if mib < w.Sizing.EphemeralGiB*1024 {
 			return nil
 		}
 		return []rules.Finding{rules.At(obj, obj.Pod.SpecPath("volumes"),
@@ -36,9 +38,9 @@ var EphemeralStorage = &rules.Rule{
 	}),
 }
 
-// gib writes MiB as GiB: "30 GiB", "20.5 GiB".
+// gib writes MiB as GiB, rounded up to a tenth: "30 GiB", "20.1 GiB".
 func gib(mib int64) string {
-	return strconv.FormatFloat(math.Round(float64(mib)/1024*10)/10, 'f', -1, 64) + " GiB"
+	return strconv.FormatFloat(math.Ceil(float64(mib)/1024*10)/10, 'f', -1, 64) + " GiB"
 }
 
 // beyondMax says when no request could cover the volumes.

@@ -35,15 +35,16 @@ var LimitAboveSize = &rules.Rule{
 	}),
 }
 
-// LimitsDiffer flags container limits that differ from their requests.
-var LimitsDiffer = &rules.Rule{
+// LimitsUnequal flags container limits that differ from their requests.
+var LimitsUnequal = &rules.Rule{
 	ID: "FG026", Name: "limits-differ-from-requests", Category: rules.CategoryFargate, Severity: rules.Warning,
-	Summary: "A container's CPU or memory limit differs from its request: Fargate sizes the pod from requests only.",
+	Summary: "A container's CPU or memory limit differs from its request (a warning when it is above the whole pod): Fargate sizes the pod from requests only.",
 	Doc: "The EKS user guide asks that on Fargate \"the requested CPU and memory must be equal to the limit\". Fargate " +
-		"provisions the pod from its requests (plus 256 MB), so capacity between the request and a higher limit is not " +
-		"there to burst into: the pod gets its size however high the limit. A CPU limit above the provisioned vCPU stops " +
-		"the container (FG025, reported instead of this one). A container without a limit is not flagged: it may use the " +
-		"whole pod.",
+		"provisions the pod from its requests (plus 256 MB), rounded up to a size: a container may use what that " +
+		"rounding leaves, but a limit above the pod's whole size promises what is not there. That is a warning: under " +
+		"pressure the pod's node runs out before the container reaches its limit. Any other limit that differs from " +
+		"its request is an info, worth making equal. A CPU limit above the pod's vCPU stops the container (FG025, " +
+		"reported instead of this one). A container without a limit is not flagged.",
 	Remediation: "Set the request equal to the limit (raising the request sizes the pod for it), or drop the limit.",
 	Check: rules.OnFargatePods(func(ctx *rules.Context, obj *object.Object, w *rules.Workload) []rules.Finding {
 		if !w.Sizing.Fits {
@@ -59,12 +60,14 @@ var LimitsDiffer = &rules.Rule{
 			if failing[d.Field] {
 				continue
 			}
-			beyond := ""
-			if d.AboveSize {
-				beyond = ", more than the whole pod has, so the limit never applies"
+			f := rules.At(obj, obj.Pod.SpecPath(d.Field), "container %q requests %s %s but limits it to %s, more than the whole pod has: Fargate provisions %s from the requests%s",
+				d.Container, d.Request, d.Resource, d.Limit, w.Sizing.Provisioned, rules.Where(w))
+			if !d.AboveSize {
+				f = rules.At(obj, obj.Pod.SpecPath(d.Field), "container %q requests %s %s but limits it to %s: Fargate provisions %s from the requests%s",
+					d.Container, d.Request, d.Resource, d.Limit, w.Sizing.Provisioned, rules.Where(w))
+				f.Severity = rules.Info
 			}
-			out = append(out, rules.At(obj, obj.Pod.SpecPath(d.Field), "container %q requests %s %s but limits it to %s%s: Fargate provisions %s from the requests%s",
-				d.Container, d.Request, d.Resource, d.Limit, beyond, w.Sizing.Provisioned, rules.Where(w)))
+			out = append(out, f)
 		}
 		return out
 	}),

@@ -14,11 +14,13 @@ var InstanceMetadata = &rules.Rule{
 	Doc: "IMDS \"isn't available to Pods that are deployed to Fargate nodes\" (EKS user guide). Controllers that ask it " +
 		"for what they are not told stop at startup and crash-loop: the AWS Load Balancer Controller without " +
 		"`--aws-vpc-id` (the user guide sets `vpcId` and `region` on Fargate), the App Mesh controller without " +
-		"`--aws-region`, the EFS CSI driver before v1.7.7; Karpenter, cluster-autoscaler before 1.35 and the EBS CSI " +
-		"driver without a region. The finding names the flag or variable that tells each; the list of controllers is " +
-		"data (`pkg/fargate/data/metadata-clients.yaml`). A container whose environment, arguments or command name an " +
-		"IMDS address (169.254.169.254, fd00:ec2::254) is a warning: it reaches nothing there. A container that takes " +
-		"variables from a ConfigMap or Secret (`envFrom`) is taken to set those it needs.",
+		"`--aws-region`, the EFS CSI driver before v1.7.7; and, where IRSA does not give the region (the setting " +
+		"below), Karpenter, cluster-autoscaler before 1.35 and the EBS CSI driver without one. The finding names the " +
+		"flag or variable that tells each; the list of controllers is data (`pkg/fargate/data/metadata-clients.yaml`). " +
+		"A container whose environment, arguments or command hold a URL of IMDS (`http://169.254.169.254`, " +
+		"`[fd00:ec2::254]`) is a warning: it reaches nothing there. Bare addresses (an iptables rule that drops them) " +
+		"and proxy variables (NO_PROXY) are not flagged, and a container that takes variables from a ConfigMap or " +
+		"Secret (`envFrom`) is taken to set those it needs.",
 	Remediation: "Set the flag or variable the finding names (in Helm values: `region`, `vpcId` for the AWS Load Balancer " +
 		"Controller; `region` for App Mesh), upgrade the image, or run the controller on EC2 nodes.",
 	Unconfirmed: "Whether the pods of IRSA service accounts get AWS_REGION and AWS_DEFAULT_REGION on EKS: users report " +
