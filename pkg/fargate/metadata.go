@@ -60,6 +60,11 @@ func parseMetadataClients(data []byte) ([]MetadataClient, error) {
 				return nil, fmt.Errorf("metadata client %q: repository %q: %w", c.Name, p, err)
 			}
 		}
+		for _, n := range c.Needs {
+			if len(n.Flags)+len(n.Env) == 0 && c.FixedIn == "" {
+				return nil, fmt.Errorf("metadata client %q: nothing tells it %s: give flags, env or the client's fixedIn", c.Name, n.What)
+			}
+		}
 	}
 	return out, nil
 }

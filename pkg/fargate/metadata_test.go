@@ -18,6 +18,7 @@ func TestMetadataClientsData(t *testing.T) {
 		"- {name: x, repositories: ['[a'], needs: [{what: y}]}\n":            "syntax error in pattern",
 		"- {name: x, repositories: [a]}\n":                                   `metadata client "x"`,
 		"- {name: x, colour: blue}\n":                                        "unknown field",
+		"- {name: x, repositories: [a], needs: [{what: its region}]}\n":      `metadata client "x": nothing tells it its region`,
 	} {
 		if _, err := parseMetadataClients([]byte(data)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", data, err, want)
