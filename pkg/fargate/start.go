@@ -50,40 +50,57 @@ const (
 const cfsPeriodMicros = 100000
 
 // StartFailures returns the containers of a pod with spec that do not get
-// going on a Fargate node of size: those whose CPU limit is above the
-// node's vCPU, which the kernel refuses as a quota above the pod's
-// (cpu.cfs_quota_us: invalid argument); with s.FailMemoryLimitAboveSize,
-// also those whose memory limit is above the node's memory (unconfirmed);
-// and the controllers that ask IMDS for what they are not told
-// (MetadataUses), which exit, if they start. Init containers come first,
-// as the kubelet starts them.
+// going on a Fargate node of size: those LimitFailures names, and the
+// controllers that ask IMDS for what they are not told (MetadataUses),
+// which exit, if they start. Init containers come first, as the kubelet
+// starts them.
 func StartFailures(spec *corev1.PodSpec, size Size, s Settings) []StartFailure {
 	var out []StartFailure
 	for _, c := range containers(spec) {
-		var refused []StartFailure
-		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && milliCPU(&q) > size.MilliCPU {
-			quota := min(milliCPU(&q), tooLarge) * cfsPeriodMicros / 1000
-			refused = append(refused, StartFailure{
-				Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.cpu"), ExitCode: 128, Reason: "StartError",
-				Detail: fmt.Sprintf("container %q has a CPU limit of %s, above the %g vCPU Fargate provisions for the pod (%s), which the kernel refuses",
-					c.Name, q.String(), size.VCPU(), size),
-				Error: runcError(fmt.Sprint(quota), c.Name, "cpu,cpuacct", "cpu.cfs_quota_us"),
-			})
-		}
-		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && s.FailMemoryLimitAboveSize && ceilMiB(&q) > size.MemoryMiB {
-			refused = append(refused, StartFailure{
-				Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"), ExitCode: 128, Reason: "StartError",
-				Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s), which memoryLimitAboveSizeFails takes to stop it",
-					c.Name, q.String(), size.MemoryGB(), size),
-				Error: runcError(fmt.Sprint(q.Value()), c.Name, "memory", "memory.limit_in_bytes"),
-			})
-		}
+		refused := limitFailures(c, size, s)
 		out = append(out, refused...)
 		// A container the runtime cannot start never gets to ask IMDS.
 		if u := clientUse(c, s); u != nil && len(refused) == 0 {
 			out = append(out, StartFailure{Kind: StartMetadata, Container: c.Name, Init: c.init, Field: u.Field,
 				Detail: u.Detail(), ExitCode: 1, Reason: "Error"})
 		}
+	}
+	return out
+}
+
+// LimitFailures returns the start failures of kind StartLimit alone: the
+// containers whose CPU limit is above the node's vCPU, which the kernel
+// refuses as a quota above the pod's (cpu.cfs_quota_us: invalid argument);
+// with s.FailMemoryLimitAboveSize, also those whose memory limit is above
+// the node's memory (unconfirmed). check's rules on limits call it rather
+// than StartFailures, which also reads every image.
+func LimitFailures(spec *corev1.PodSpec, size Size, s Settings) []StartFailure {
+	var out []StartFailure
+	for _, c := range containers(spec) {
+		out = append(out, limitFailures(c, size, s)...)
+	}
+	return out
+}
+
+// limitFailures returns a container's limits that stop it at size.
+func limitFailures(c specContainer, size Size, s Settings) []StartFailure {
+	var out []StartFailure
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && milliCPU(&q) > size.MilliCPU {
+		quota := min(milliCPU(&q), tooLarge) * cfsPeriodMicros / 1000
+		out = append(out, StartFailure{
+			Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.cpu"), ExitCode: 128, Reason: "StartError",
+			Detail: fmt.Sprintf("container %q has a CPU limit of %s, above the %g vCPU Fargate provisions for the pod (%s), which the kernel refuses",
+				c.Name, q.String(), size.VCPU(), size),
+			Error: runcError(fmt.Sprint(quota), c.Name, "cpu,cpuacct", "cpu.cfs_quota_us"),
+		})
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && s.FailMemoryLimitAboveSize && ceilMiB(&q) > size.MemoryMiB {
+		out = append(out, StartFailure{
+			Kind: StartLimit, Container: c.Name, Init: c.init, Field: c.field("resources.limits.memory"), ExitCode: 128, Reason: "StartError",
+			Detail: fmt.Sprintf("container %q has a memory limit of %s, above the %g GB Fargate provisions for the pod (%s), which memoryLimitAboveSizeFails takes to stop it",
+				c.Name, q.String(), size.MemoryGB(), size),
+			Error: runcError(fmt.Sprint(q.Value()), c.Name, "memory", "memory.limit_in_bytes"),
+		})
 	}
 	return out
 }

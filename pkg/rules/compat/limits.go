@@ -6,7 +6,7 @@ import (
 	"github.com/fargatekit/fargatekit/pkg/rules"
 )
 
-// LimitAboveSize flags containers that fargate.StartFailures says do not
+// LimitAboveSize flags containers that fargate.LimitFailures says do not
 // start: a limit above the size Fargate provisions from the requests.
 var LimitAboveSize = &rules.Rule{
 	ID: "FG025", Name: "limit-above-fargate-size", Category: rules.CategoryFargate, Severity: rules.Blocker,
@@ -26,10 +26,8 @@ var LimitAboveSize = &rules.Rule{
 			return nil // FG016 reports it
 		}
 		var out []rules.Finding
-		for _, f := range fargate.StartFailures(&obj.Pod.Template.Spec, w.Sizing.Provisioned, ctx.Settings) {
-			if f.Kind == fargate.StartLimit { // FG027 reports the others
-				out = append(out, rules.At(obj, obj.Pod.SpecPath(f.Field), "%s: the container does not start%s", f.Detail, rules.Where(w)))
-			}
+		for _, f := range fargate.LimitFailures(&obj.Pod.Template.Spec, w.Sizing.Provisioned, ctx.Settings) {
+			out = append(out, rules.At(obj, obj.Pod.SpecPath(f.Field), "%s: the container does not start%s", f.Detail, rules.Where(w)))
 		}
 		return out
 	}),
@@ -52,7 +50,7 @@ var LimitsUnequal = &rules.Rule{
 		}
 		spec := &obj.Pod.Template.Spec
 		failing := map[string]bool{}
-		for _, f := range fargate.StartFailures(spec, w.Sizing.Provisioned, ctx.Settings) {
+		for _, f := range fargate.LimitFailures(spec, w.Sizing.Provisioned, ctx.Settings) {
 			failing[f.Field] = true
 		}
 		var out []rules.Finding
